@@ -1,0 +1,250 @@
+"""The Hydra training app: one run = one composed config, one seed, one output folder.
+
+    python -m attnlab.train experiment=ladder/average train.steps=50
+
+Writes into hydra.run.dir: config.yaml (the composed config and overrides), curve.csv
+(loss and learning rate per step), evals.csv (perplexities and attention statistics at
+every evaluation), checkpoint.pt (resume point; not published) and, last, metrics.json.
+A killed run resumes from its checkpoint and ends with the same numbers as an
+uninterrupted one. A loss that becomes NaN/inf stops the run, recorded as diverged.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import time
+from pathlib import Path
+
+import hydra
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+from tqdm import tqdm
+
+from attnlab import data
+from attnlab.config import ConfigError, check_train, config_hash, git_commit, model_config, resolved, scaled
+from attnlab.model import LanguageModel
+
+log = logging.getLogger("attnlab.train")
+CHECKPOINT, METRICS, CURVE, EVALS = "checkpoint.pt", "metrics.json", "curve.csv", "evals.csv"
+
+
+def pick_device(name: str) -> torch.device:
+    if name != "auto":
+        return torch.device(name)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def learning_rate(step: int, lr: float, warmup: int, steps: int, schedule: str) -> float:
+    """Linear warmup from 0 over `warmup` steps, then constant or cosine to 0."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    if schedule == "cosine":
+        return lr * 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
+    return lr
+
+
+def perplexity(mean_loss: float) -> float | None:
+    return math.exp(mean_loss) if math.isfinite(mean_loss) and mean_loss < 700 else None
+
+
+@torch.inference_mode()
+def mean_loss(model, tokens, length: int, batch_size: int, max_windows: int | None, device) -> float:
+    """Mean next-token cross-entropy over every position of every non-overlapping window."""
+    model.eval()
+    x, y = data.eval_windows(tokens, length, max_windows)
+    total = 0.0
+    for i in range(0, len(x), batch_size):
+        logits, _, _ = model(x[i:i + batch_size].to(device))
+        total += F.cross_entropy(logits.flatten(0, 1).float(), y[i:i + batch_size].to(device).flatten(),
+                                 reduction="sum").item()
+    model.train()
+    return total / y.numel()
+
+
+@torch.inference_mode()
+def attention_stats(model, x: torch.Tensor) -> dict:
+    """Per attention block, from the explicit path on windows x: score std over the causal
+    entries, mean row entropy (nats) and the share of rows with > 0.99 of their weight on one
+    token. Row 0 sees one token and is one-hot by construction, so it is left out."""
+    model.eval()
+    _, _, attentions = model(x, explicit=True)
+    model.train()
+    stats = {}
+    for i, att in enumerate(attentions, start=1):
+        if att is None or att["scores"] is None:
+            continue
+        scores, weights = att["scores"][..., 1:, :], att["weights"][..., 1:, :]
+        finite = torch.isfinite(scores)
+        stats[f"block{i}_score_std"] = scores[finite].std().item()
+        plogp = torch.where(weights > 0, weights * weights.log(), torch.zeros_like(weights))
+        stats[f"block{i}_entropy"] = (-plogp.sum(-1)).mean().item()
+        stats[f"block{i}_onehot_share"] = (weights.max(-1).values > 0.99).float().mean().item()
+    return stats
+
+
+def _save(path: Path, obj) -> None:
+    with data.atomic_path(path) as tmp:
+        torch.save(obj, tmp)
+
+
+def _load_checkpoint(path: Path, expected_hash: str):
+    """The checkpoint if it is readable and belongs to this config, else None (with a warning)."""
+    if not path.exists():
+        return None
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # truncated or corrupt file: start over rather than trust it
+        log.warning("checkpoint %s is unreadable (%s); starting from scratch", path, e)
+        return None
+    if ckpt.get("config_hash") != expected_hash:
+        log.warning("checkpoint %s belongs to another config; starting from scratch", path)
+        return None
+    return ckpt
+
+
+def train(cfg: DictConfig, run_dir: Path) -> dict:
+    """Train (or resume) one run into run_dir and return its metrics."""
+    check_train(cfg)
+    mcfg = model_config(cfg)
+    t = cfg.train
+    steps, warmup, eval_every = scaled(cfg, t.steps), scaled(cfg, t.warmup_steps), scaled(cfg, t.eval_interval)
+    data.prepare(cfg.data, cfg.profile.max_chars)  # no-op when the pipeline built the cache
+    train_tokens, held_out, meta = data.load_tokens(cfg.data.dir)
+    if meta["vocab_size"] != mcfg.vocab_size:
+        raise ConfigError(f"model.vocab_size={mcfg.vocab_size} but the tokenizer has {meta['vocab_size']} tokens")
+    if mcfg.context >= len(train_tokens):
+        raise ConfigError(f"model.context={mcfg.context} is longer than the training split ({len(train_tokens)} tokens)")
+    for length in t.eval_lengths:
+        data.eval_windows(held_out, length)  # raises if a window does not fit the split
+
+    device = pick_device(t.device)
+    if device.type == "cpu":
+        torch.use_deterministic_algorithms(True)
+    if t.threads:
+        torch.set_num_threads(t.threads)
+    torch.manual_seed(cfg.seed)
+    model = LanguageModel(mcfg).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
+    batches = torch.Generator().manual_seed(cfg.seed)
+    stats_windows = data.eval_windows(held_out, mcfg.context, 8)[0].to(device)
+    max_windows = cfg.profile.eval_max_windows
+    run_dir.mkdir(parents=True, exist_ok=True)
+    digest = config_hash(cfg)
+
+    state = {"step": 0, "curve": [], "evals": [], "diverged_step": None, "train_s": 0.0}
+    ckpt = _load_checkpoint(run_dir / CHECKPOINT, digest)
+    if ckpt is not None:
+        model.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        batches.set_state(ckpt["batches"])
+        state = ckpt["state"]
+        log.info("resuming from step %d", state["step"])
+
+    def checkpoint():
+        _save(run_dir / CHECKPOINT, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                                     "batches": batches.get_state(), "state": state, "config_hash": digest})
+
+    def evaluate(step: int):
+        record = {"step": step}
+        for length in t.eval_lengths:
+            record[f"held_out_ppl_{length}"] = perplexity(
+                mean_loss(model, held_out, length, t.eval_batch_size, max_windows, device))
+        if t.attention_stats:
+            record.update(attention_stats(model, stats_windows))
+        state["evals"].append(record)
+
+    if not state["evals"]:
+        evaluate(0)
+    model.train()
+    bar = tqdm(total=steps, initial=state["step"], desc=HydraConfig.get().runtime.choices.get("experiment") or "run",
+               mininterval=5, dynamic_ncols=True, file=sys.stderr)
+    tokens_per_step = t.batch_size * mcfg.context
+    while state["step"] < steps and state["diverged_step"] is None:
+        step = state["step"]
+        tick = time.perf_counter()
+        lr = learning_rate(step, t.lr, warmup, steps, t.schedule)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        x, y = data.random_batch(train_tokens, t.batch_size, mcfg.context, batches)
+        _, loss, _ = model(x.to(device), y.to(device))
+        if not torch.isfinite(loss):
+            state["diverged_step"] = step
+            log.warning("loss became %s at step %d: recorded as diverged", loss.item(), step)
+            break
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if t.grad_clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
+        optimizer.step()
+        state["train_s"] += time.perf_counter() - tick
+        state["curve"].append({"step": step + 1, "loss": loss.item(), "lr": lr})
+        state["step"] = step + 1
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{tokens_per_step * state['step'] / max(state['train_s'], 1e-9):,.0f}",
+                        refresh=False)
+        if state["step"] % eval_every == 0 and state["step"] < steps:
+            evaluate(state["step"])
+        if state["step"] % t.checkpoint_interval == 0:
+            checkpoint()
+    bar.close()
+
+    diverged = state["diverged_step"] is not None
+    if not diverged and state["evals"][-1]["step"] != state["step"]:
+        evaluate(state["step"])
+    checkpoint()
+    final = state["evals"][-1]
+    metrics = {
+        "experiment": HydraConfig.get().runtime.choices.get("experiment"),
+        "profile": cfg.profile.name, "seed": cfg.seed, "config_hash": digest, **git_commit(),
+        "torch": torch.__version__, "device": str(device), "params": model.n_params(),
+        "steps": steps, "steps_done": state["step"], "diverged": diverged, "diverged_step": state["diverged_step"],
+        "final_loss": state["curve"][-1]["loss"] if state["curve"] else None,
+        "held_out_ppl": {str(n): (None if diverged else final[f"held_out_ppl_{n}"]) for n in t.eval_lengths},
+        "train_ppl": None,
+        "train_s": state["train_s"], "tokens_per_s": tokens_per_step * state["step"] / max(state["train_s"], 1e-9),
+        "s_per_step": state["train_s"] / max(state["step"], 1),
+    }
+    if t.eval_train and not diverged:
+        metrics["train_ppl"] = perplexity(mean_loss(model, train_tokens, t.eval_lengths[0], t.eval_batch_size,
+                                                    max_windows, device))
+    if t.attention_stats:
+        metrics["attention"] = {k: v for k, v in final.items() if k.startswith("block")}
+    _write_csv(run_dir / CURVE, state["curve"], ["step", "loss", "lr"])
+    _write_csv(run_dir / EVALS, state["evals"], ["step"])
+    data.write_json(run_dir / METRICS, metrics)
+    return metrics
+
+
+def _write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
+    with data.atomic_path(path) as tmp:
+        pd.DataFrame(rows, columns=None if rows else columns).to_csv(tmp, index=False)
+
+
+@hydra.main(config_path="../../configs", config_name="config", version_base="1.3")
+def main(cfg: DictConfig) -> None:
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    try:
+        check_train(cfg)
+        model_config(cfg)
+        provenance = {"overrides": list(HydraConfig.get().overrides.task), "config_hash": config_hash(cfg),
+                      "config": resolved(cfg)}
+        train(cfg, run_dir)
+        # written last so the folder only claims a config once a run finished under it
+        data.write_text(run_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(provenance)))
+    except (ConfigError, data.DataError) as e:
+        if run_dir.is_dir() and not any(run_dir.iterdir()):
+            run_dir.rmdir()  # nothing half-written
+        sys.exit(f"error: {e}")
+
+
+if __name__ == "__main__":
+    main()
