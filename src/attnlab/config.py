@@ -24,9 +24,14 @@ class ConfigError(ValueError):
 def compose(overrides: list[str] | tuple[str, ...] = ()) -> DictConfig:
     """The config `python -m attnlab.train <overrides>` would run with (without hydra.*)."""
     from hydra import compose as hydra_compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
 
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        return hydra_compose(config_name="config", overrides=list(overrides))
+        try:
+            return hydra_compose(config_name="config", overrides=list(overrides))
+        except (HydraException, OmegaConfBaseException) as e:
+            raise ConfigError(str(e).splitlines()[0]) from e
 
 
 def experiments() -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import urllib.error
 import urllib.request
@@ -174,3 +175,25 @@ def eval_windows(tokens: torch.Tensor, length: int, max_windows: int | None = No
     x = tokens[: n * length].view(n, length)
     y = tokens[1: n * length + 1].view(n, length)
     return x, y
+
+
+STAGES = {"corpus": lambda cfg: prepare_corpus(cfg.data, cfg.profile.max_chars),
+          "tokenizer": lambda cfg: train_tokenizer(cfg.data),
+          "tokens": lambda cfg: encode_corpus(cfg.data)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """python -m attnlab.data {corpus,tokenizer,tokens} [hydra overrides, e.g. profile=smoke]"""
+    from attnlab.config import ConfigError, compose
+
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] not in STAGES:
+        sys.exit(f"usage: python -m attnlab.data {{{','.join(STAGES)}}} [overrides]; got {argv[:1]}")
+    try:
+        print(STAGES[argv[0]](compose(argv[1:])))
+    except (ConfigError, DataError) as e:
+        sys.exit(f"error: {e}")
+
+
+if __name__ == "__main__":
+    main()

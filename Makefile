@@ -1,0 +1,38 @@
+# The README's commands. Each bootstraps its own environment (.venv) on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CORES ?= 2
+# Offline machines and CI: a local copy of the corpus (checksum-verified) instead of the download.
+SHARED_CORPUS := $(wildcard ../shared/data/tinyshakespeare/input.txt)
+ifneq ($(SHARED_CORPUS),)
+export ATTNLAB_CORPUS ?= $(abspath $(SHARED_CORPUS))
+endif
+
+.PHONY: reproduce quick smoke test report env clean-smoke
+
+$(BIN)/snakemake: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# torch==2.13.0 is pinned in pyproject.toml: a CPU build here, never an unpinned CUDA download
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+env: $(BIN)/snakemake
+
+reproduce: env  ## every table and figure at the chapter's settings (hours on a 2-core CPU)
+	$(BIN)/snakemake --cores $(CORES) --config profile=full
+	$(BIN)/snakemake --cores $(CORES) --config profile=full --report results/full/report.html
+
+quick: env  ## the same DAG with a tenth of the budgets
+	$(BIN)/snakemake --cores $(CORES) --config profile=quick
+	$(BIN)/snakemake --cores $(CORES) --config profile=quick --report results/quick/report.html
+
+smoke: env  ## the whole DAG on a corpus slice in a few minutes
+	$(BIN)/snakemake --cores $(CORES) --config profile=smoke
+
+test: env  ## unit tests and the smoke DAG end to end
+	$(BIN)/python -m pytest -q
+
+clean-smoke:
+	rm -rf results/smoke figures/smoke

@@ -1,0 +1,23 @@
+# attnlab: every table and figure of the chapter, from corpus to report.
+#   snakemake --cores 2                          # full profile (the chapter's settings)
+#   snakemake --cores 2 --config profile=quick   # same DAG, short runs
+# Rules live in workflow/rules/; each table family registers its tables in common.smk's TABLES.
+
+configfile: "configs/pipeline.yaml"
+
+report: "workflow/report/workflow.rst"
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+
+for family in sorted(FAMILY_RULES):
+    include: family
+
+include: "workflow/rules/tables.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        ALL_TARGETS,

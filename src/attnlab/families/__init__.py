@@ -1,0 +1,1 @@
+"""One module per table family: its table builders (@table) and figure builders (@figure)."""

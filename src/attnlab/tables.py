@@ -1,0 +1,141 @@
+"""Tables: every table id has one builder that turns its named inputs into a DataFrame;
+this module writes it as CSV (machine-readable) and Markdown (for people).
+
+    python -m attnlab.tables <id> --csv out.csv --md out.md name=path [name=path ...]
+
+A name given several times (one path per seed) arrives as a list. Builders live in
+attnlab.families.<family> and register with @table("<id>").
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import pkgutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from attnlab.data import atomic_path
+
+BUILDERS = {}
+
+
+def table(table_id: str):
+    def register(fn):
+        BUILDERS[table_id] = fn
+        return fn
+    return register
+
+
+def load_families() -> None:
+    """Import every attnlab.families module so their builders register."""
+    import attnlab.families as families
+    for module in pkgutil.iter_modules(families.__path__):
+        importlib.import_module(f"attnlab.families.{module.name}")
+
+
+def load_runs(paths: list[str | Path]) -> list[dict]:
+    """metrics.json of each seed of one run."""
+    return [json.loads(Path(p).read_text()) for p in paths]
+
+
+def held_out(metrics: dict, length: int | None = None) -> float:
+    """Held-out perplexity at `length` (default: the run's first evaluated length); NaN if diverged."""
+    values = metrics["held_out_ppl"]
+    value = values[str(length)] if length is not None else next(iter(values.values()))
+    return math.nan if value is None else value
+
+
+def seed_columns(name: str, values: list[float]) -> dict:
+    """`name` = mean over seeds; with several seeds also `name_std` (sample std)."""
+    arr = np.asarray(values, dtype=float)
+    out = {name: float(arr.mean())}
+    if len(arr) > 1:
+        out[f"{name}_std"] = float(arr.std(ddof=1))
+    return out
+
+
+def run_columns(runs: list[dict]) -> dict:
+    """The columns every trained row carries: size, outcome, provenance."""
+    diverged = [r["diverged_step"] for r in runs if r["diverged"]]
+    return {
+        "params": runs[0]["params"],
+        **seed_columns("train_ppl", [math.nan if r["train_ppl"] is None else r["train_ppl"] for r in runs]),
+        **seed_columns("held_out_ppl", [held_out(r) for r in runs]),
+        "steps": runs[0]["steps"], "seeds": len(runs),
+        "diverged_at": ",".join(map(str, diverged)) if diverged else "",
+        "config_hash": runs[0]["config_hash"],
+        "commit": (runs[0].get("commit") or "")[:10] + ("+dirty" if runs[0].get("dirty") else ""),
+    }
+
+
+def fmt(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if isinstance(value, (int, np.integer)):
+        return f"{value:,}"
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return "–"
+        if value == 0 or not math.isfinite(value):
+            return str(value)
+        if abs(value) < 1e-3:
+            return f"{value:.3g}"
+        if abs(value) >= 1000:
+            return f"{value:,.1f}"
+        return f"{value:.4g}" if abs(value) < 1 else f"{value:.2f}"
+    return "" if value is None else str(value)
+
+
+def to_markdown(df: pd.DataFrame) -> str:
+    """Markdown with mean ± std where a `<col>_std` column exists."""
+    shown = pd.DataFrame(index=df.index)
+    for col in df.columns:
+        if col.endswith("_std") and col[:-4] in df.columns:
+            continue
+        cells = df[col].map(fmt)
+        if f"{col}_std" in df.columns:
+            cells = cells + " ± " + df[f"{col}_std"].map(fmt)
+        shown[col] = cells
+    return shown.to_markdown(index=False, disable_numparse=True)
+
+
+def write_table(df: pd.DataFrame, csv_path, md_path, title: str) -> None:
+    with atomic_path(Path(csv_path)) as tmp:
+        df.to_csv(tmp, index=False)
+    with atomic_path(Path(md_path)) as tmp:
+        tmp.write_text(f"## {title}\n\n{to_markdown(df)}\n", encoding="utf-8")
+
+
+def parse_named(items: list[str]) -> dict[str, list[str]]:
+    named: dict[str, list[str]] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep:
+            raise SystemExit(f"error: expected name=path, got {item!r}")
+        named.setdefault(name, []).append(path)
+    return named
+
+
+def main(argv: list[str] | None = None) -> None:
+    load_families()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("table", choices=sorted(BUILDERS))
+    parser.add_argument("--csv", required=True)
+    parser.add_argument("--md", required=True)
+    parser.add_argument("inputs", nargs="*", help="name=path")
+    args = parser.parse_intermixed_args(argv)
+    df = BUILDERS[args.table](parse_named(args.inputs))
+    write_table(df, args.csv, args.md, args.table)
+
+
+if __name__ == "__main__":
+    # builders register into the importable module, not into this __main__ copy
+    from attnlab import tables
+
+    tables.main(sys.argv[1:])
