@@ -111,8 +111,8 @@ def _load_checkpoint(path: Path, expected_hash: str):
     return ckpt
 
 
-def train(cfg: DictConfig, run_dir: Path) -> dict:
-    """Train (or resume) one run into run_dir and return its metrics."""
+def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
+    """Train (or resume) one run into run_dir and return its metrics; `name` labels the progress bar."""
     check_train(cfg)
     mcfg = model_config(cfg)
     t = cfg.train
@@ -165,8 +165,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     if not state["evals"]:
         evaluate(0)
     model.train()
-    bar = tqdm(total=steps, initial=state["step"], desc=HydraConfig.get().runtime.choices.get("experiment") or "run",
-               mininterval=5, dynamic_ncols=True, file=sys.stderr)
+    bar = tqdm(total=steps, initial=state["step"], desc=name, mininterval=5, dynamic_ncols=True, file=sys.stderr)
     tokens_per_step = t.batch_size * mcfg.context
     while state["step"] < steps and state["diverged_step"] is None:
         step = state["step"]
@@ -203,7 +202,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     checkpoint()
     final = state["evals"][-1]
     metrics = {
-        "experiment": HydraConfig.get().runtime.choices.get("experiment"),
+        "experiment": name,
         "profile": cfg.profile.name, "seed": cfg.seed, "config_hash": digest, **git_commit(),
         "torch": torch.__version__, "device": str(device), "params": model.n_params(),
         "steps": steps, "steps_done": state["step"], "diverged": diverged, "diverged_step": state["diverged_step"],
@@ -237,7 +236,7 @@ def main(cfg: DictConfig) -> None:
         model_config(cfg)
         provenance = {"overrides": list(HydraConfig.get().overrides.task), "config_hash": config_hash(cfg),
                       "config": resolved(cfg)}
-        train(cfg, run_dir)
+        train(cfg, run_dir, HydraConfig.get().runtime.choices.get("experiment") or "default")
         # written last so the folder only claims a config once a run finished under it
         data.write_text(run_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(provenance)))
     except (ConfigError, data.DataError) as e:

@@ -1,0 +1,44 @@
+"""Config composition: every experiment composes into a valid model; the ladder ends at the default."""
+
+import pytest
+from omegaconf import OmegaConf
+
+from attnlab.config import ConfigError, compose, config_hash, experiments, model_config, scaled
+from attnlab.model import LanguageModel
+
+
+@pytest.mark.parametrize("experiment", experiments())
+@pytest.mark.parametrize("profile", ["full", "smoke"])
+def test_every_experiment_composes_into_a_valid_model(experiment, profile):
+    cfg = compose([f"experiment={experiment}", f"profile={profile}"])
+    LanguageModel(model_config(cfg))
+
+
+def test_the_top_of_the_ladder_is_the_default_model():
+    default, block = compose([]), compose(["experiment=ladder/block"])
+    assert OmegaConf.to_container(default.model) == OmegaConf.to_container(block.model)
+    assert config_hash(default) == config_hash(block)
+
+
+def test_hash_changes_with_settings_but_not_with_threads():
+    base = config_hash(compose([]))
+    assert config_hash(compose(["train.lr=0.002"])) != base
+    assert config_hash(compose(["seed=1"])) != base
+    assert config_hash(compose(["train.threads=2"])) == base
+
+
+def test_profile_budget_scales_step_counts():
+    assert scaled(compose(["profile=full"]), 3000) == 3000
+    assert scaled(compose(["profile=quick"]), 3000) == 300
+    smoke = compose(["profile=smoke"])
+    assert scaled(smoke, 3000) == 6 and scaled(smoke, 200) == smoke.profile.min_steps and scaled(smoke, 0) == 0
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["experiment=ladder/nope"], "experiment/ladder/nope"),
+    (["profile=huge"], "profile/huge"),
+    (["model.heads=4"], "heads"),
+])
+def test_bad_overrides_raise_config_errors(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        compose(overrides)

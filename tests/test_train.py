@@ -1,0 +1,73 @@
+"""The training app: determinism, resume = uninterrupted, divergence recorded, clear CLI errors."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from attnlab import train as train_module
+from attnlab.config import compose
+
+TIMING = {"train_s", "tokens_per_s", "s_per_step"}
+
+
+def tiny(smoke_data, *extra):
+    return compose([*smoke_data, "profile.budget=1.0", "train.steps=8", "train.eval_interval=4",
+                    "train.checkpoint_interval=4", "train.batch_size=8", *extra])
+
+
+def without_timing(metrics):
+    return {k: v for k, v in metrics.items() if k not in TIMING}
+
+
+def test_same_seed_gives_identical_numbers(smoke_data, tmp_path):
+    a = train_module.train(tiny(smoke_data), tmp_path / "a")
+    b = train_module.train(tiny(smoke_data), tmp_path / "b")
+    c = train_module.train(tiny(smoke_data, "seed=1"), tmp_path / "c")
+    assert without_timing(a) == without_timing(b)
+    assert pd.read_csv(tmp_path / "a" / "curve.csv").equals(pd.read_csv(tmp_path / "b" / "curve.csv"))
+    assert a["final_loss"] != c["final_loss"]
+
+
+def test_interrupted_then_resumed_equals_uninterrupted(smoke_data, tmp_path, monkeypatch):
+    whole = train_module.train(tiny(smoke_data), tmp_path / "whole")
+
+    real_batch, calls = train_module.data.random_batch, []
+
+    def dies_at_step_7(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 7:  # after the step-4 checkpoint, before the end
+            raise KeyboardInterrupt
+        return real_batch(*args, **kwargs)
+
+    monkeypatch.setattr(train_module.data, "random_batch", dies_at_step_7)
+    with pytest.raises(KeyboardInterrupt):
+        train_module.train(tiny(smoke_data), tmp_path / "resumed")
+    assert not (tmp_path / "resumed" / "metrics.json").exists()
+    monkeypatch.setattr(train_module.data, "random_batch", real_batch)
+    resumed = train_module.train(tiny(smoke_data), tmp_path / "resumed")
+    assert without_timing(resumed) == without_timing(whole)
+    assert pd.read_csv(tmp_path / "whole" / "curve.csv").equals(pd.read_csv(tmp_path / "resumed" / "curve.csv"))
+
+
+def test_a_diverging_run_is_recorded_not_crashed(smoke_data, tmp_path):
+    metrics = train_module.train(tiny(smoke_data, "train.lr=1e6", "train.steps=30"), tmp_path)
+    assert metrics["diverged"] and 0 < metrics["diverged_step"] < 30
+    assert metrics["held_out_ppl"] == {"128": None} and metrics["train_ppl"] is None
+    assert json.loads((tmp_path / "metrics.json").read_text())["diverged"]
+
+
+@pytest.mark.parametrize("override, message", [
+    ("model.n_heads=3", "not divisible by model.n_heads=3"),
+    ("train.steps=-5", "train.steps=-5"),
+    ("train.eval_lengths=[100000]", "longer than the split"),
+])
+def test_cli_bad_input_fails_clearly_and_writes_nothing(smoke_data, tmp_path, override, message):
+    run_dir = tmp_path / "run"
+    result = subprocess.run([sys.executable, "-m", "attnlab.train", *smoke_data, override, f"hydra.run.dir={run_dir}"],
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert message in result.stderr.strip().splitlines()[-1]
+    assert not run_dir.exists()
