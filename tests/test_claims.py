@@ -233,3 +233,18 @@ def test_readme_section_is_spliced_between_markers_and_refused_without_them(tmp_
     assert "(results/full/claims.md)" in once
     C.main(args)
     assert readme.read_text() == once  # regenerating is idempotent
+
+
+def snakemake(*args) -> str:
+    import subprocess
+    import sys
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "1", "--config", "profile=full", *args]
+    return subprocess.run(cmd, cwd=C.ROOT, capture_output=True, text=True, check=True).stdout
+
+
+def test_the_readme_and_the_ledger_wait_for_every_registered_table():
+    """Dry run: the README section needs the ledger, and the ledger needs every table rule there is."""
+    table_rules = {r for r in snakemake("--list-rules").split() if r.startswith("table_")}
+    jobs = snakemake("-n", "-F", "--quiet", "rules", "--", "results/full/readme_results.md")
+    scheduled = set(re.findall(r"^(\w+)\s+\d+$", jobs, flags=re.M))
+    assert {"claims", "readme_results"} <= scheduled and table_rules and table_rules <= scheduled
