@@ -13,8 +13,8 @@ from attnlab.model import ModelConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = ROOT / "configs"
-# Settings that change how fast a run goes, not what it computes.
-NOT_HASHED = {("train", "threads"), ("train", "device")}
+# Settings that change how fast a run goes or where verified data comes from, not what it computes.
+NOT_HASHED = ("train.threads", "train.device", "data.corpus.local", "data.corpus.url", "data.corpus.timeout_s")
 
 
 class ConfigError(ValueError):
@@ -47,12 +47,27 @@ def resolved(cfg: DictConfig) -> dict:
     return container
 
 
+def _digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def config_hash(cfg: DictConfig) -> str:
     """Short hash of everything that determines a run's numbers."""
     container = resolved(cfg)
-    for group, key in NOT_HASHED:
-        container.get(group, {}).pop(key, None)
-    return hashlib.sha256(json.dumps(container, sort_keys=True).encode()).hexdigest()[:16]
+    for dotted in NOT_HASHED:
+        *parents, key = dotted.split(".")
+        node = container
+        for parent in parents:
+            node = node.get(parent, {})
+        node.pop(key, None)
+    return _digest(container)
+
+
+def data_hash(cfg: DictConfig) -> str:
+    """Short hash of what determines the token cache: the verified corpus, its slice, the tokenizer."""
+    data = resolved(cfg)["data"]
+    return _digest({"sha256": data["corpus"]["sha256"], "vocab_size": data["vocab_size"],
+                    "train_fraction": data["train_fraction"], "max_chars": cfg.profile.max_chars})
 
 
 def scaled(cfg: DictConfig, steps: int) -> int:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-from attnlab.config import CONFIG_DIR, compose, config_hash, experiments
+from attnlab.config import CONFIG_DIR, compose, config_hash, data_hash, experiments
 
 PYTHON = sys.executable  # the interpreter running Snakemake (the project's environment)
 PROFILES = sorted(p.stem for p in (CONFIG_DIR / "profile").glob("*.yaml"))

@@ -3,15 +3,12 @@
 DATA = f"{RESULTS}/data"
 
 
-def data_hash(_wildcards=None):
-    """Reruns the data stages when the data settings or the profile's corpus slice change."""
-    cfg = compose([f"profile={PROFILE}"])
-    return f"{config_hash(cfg.data)}-{cfg.profile.max_chars}"
+DATA_HASH = data_hash(compose([f"profile={PROFILE}"]))  # reruns the stages when what they compute changes
 
 
 rule corpus:
     output: f"{DATA}/corpus.txt"
-    params: data_hash=data_hash
+    params: data_hash=DATA_HASH
     resources: mem_mb=1000, runtime=10
     log: f"{DATA}/logs/corpus.log"
     shell: "{PYTHON} -m attnlab.data corpus profile={PROFILE} 2> {log}"
@@ -20,7 +17,7 @@ rule corpus:
 rule tokenizer:
     input: f"{DATA}/corpus.txt"
     output: f"{DATA}/tokenizer.json"
-    params: data_hash=data_hash
+    params: data_hash=DATA_HASH
     resources: mem_mb=2000, runtime=10
     log: f"{DATA}/logs/tokenizer.log"
     shell: "{PYTHON} -m attnlab.data tokenizer profile={PROFILE} 2> {log}"
@@ -29,7 +26,7 @@ rule tokenizer:
 rule tokens:
     input: f"{DATA}/corpus.txt", f"{DATA}/tokenizer.json"
     output: f"{DATA}/tokens.npy", f"{DATA}/tokens.json"
-    params: data_hash=data_hash
+    params: data_hash=DATA_HASH
     resources: mem_mb=2000, runtime=10
     log: f"{DATA}/logs/tokens.log"
     shell: "{PYTHON} -m attnlab.data tokens profile={PROFILE} 2> {log}"
