@@ -1,6 +1,7 @@
 # attention_scaling: one attention layer's time and memory from 128 tokens up, explicit vs fused
 # (TABLES.md). Sizes, repeats and the memory budget per profile: configs/measure/attention_scaling.yaml.
 import json
+import os
 
 from attnlab.measure.attention_scaling import MB, load_settings, memory_budget
 
@@ -14,8 +15,8 @@ rule measure_attention_scaling:
     wildcard_constraints: path="explicit|fused"
     # a settings edit reruns the measurement; the budget read from the machine does not
     params: settings=json.dumps(SCALING_SETTINGS, sort_keys=True)
-    # all cores, so no other job distorts the timing (and torch uses them all)
-    threads: workflow.cores
+    # every core (Snakemake caps this at --cores), so no other job distorts the timing
+    threads: os.cpu_count() or 1
     resources: mem_mb=int(memory_budget(SCALING_SETTINGS, "cpu")[0] / MB), runtime=SCALING_SETTINGS["runtime_min"]
     log: f"{SCALING}/logs/{{path}}.log"
     shell: "{PYTHON} -m attnlab.measure.attention_scaling run --profile {PROFILE} --path {wildcards.path} "
