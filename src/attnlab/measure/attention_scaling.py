@@ -152,27 +152,24 @@ def _status_bytes(field: str) -> int:
     raise KeyError(field)
 
 
-def start_peak(device: str) -> tuple[int, str]:
-    """Reset the peak counter; returns (baseline bytes, how the peak is measured)."""
+def start_peak(device: str):
+    """Reset the peak counter; returns (a function giving the peak bytes above now, how it is measured)."""
     if device == "cuda":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-        return torch.cuda.memory_allocated(), "CUDA max_memory_allocated minus before"
+        before = torch.cuda.memory_allocated()
+        return lambda: torch.cuda.max_memory_allocated() - before, "CUDA max_memory_allocated minus before"
     try:  # Linux: "5" resets the kernel's RSS high-water mark (VmHWM) to the current RSS
         Path("/proc/self/clear_refs").write_text("5")
-        return _status_bytes("VmRSS"), "CPU peak RSS of own process (VmHWM minus RSS before)"
+        before = _status_bytes("VmRSS")
+        return lambda: _status_bytes("VmHWM") - before, "CPU peak RSS of own process (VmHWM minus RSS before)"
     except OSError:  # elsewhere: ru_maxrss cannot be reset, but right after setup it is the current RSS
-        return _maxrss(), "CPU peak RSS of own process (ru_maxrss minus before)"
+        before = _maxrss()
+        return lambda: _maxrss() - before, "CPU peak RSS of own process (ru_maxrss minus before)"
 
 
 def _maxrss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
-
-
-def read_peak(device: str, baseline: int, method: str) -> int:
-    if device == "cuda":
-        return torch.cuda.max_memory_allocated() - baseline
-    return (_status_bytes("VmHWM") if "VmHWM" in method else _maxrss()) - baseline
 
 
 def median_ms(fn, sync, warmup: int, repeats: int, max_seconds: float) -> tuple[float, int]:
@@ -217,9 +214,9 @@ def run_forward(path: str, tokens: int, settings: dict, device: str) -> dict:
         attn.q(x), attn.k(x), attn.v(x), attn.o(x)
 
     with torch.inference_mode():
-        baseline, method = start_peak(device)
+        read_peak, method = start_peak(device)
         ms_total, runs = median_ms(lambda: attn(x, explicit=explicit), **timing)
-        peak = read_peak(device, baseline, method)
+        peak = read_peak()
         ms_projections, _ = median_ms(projections, **timing)
     return {"ms_total": ms_total, "ms_projections": ms_projections, "peak_mb": peak / MB,
             "peak_method": method, "runs": runs, "kernel": kernel}
