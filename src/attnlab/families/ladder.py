@@ -102,7 +102,8 @@ def depth_overfit(inputs) -> pd.DataFrame:
 # --- analytic demonstrations (raw rows from attnlab.measure.analytic) -----------------------
 
 def measured(inputs) -> pd.DataFrame:
-    return pd.DataFrame(json.loads(Path(inputs["result"][0]).read_text())["rows"])
+    result = json.loads(Path(inputs["result"][0]).read_text())
+    return pd.DataFrame(result["rows"], columns=result["columns"])
 
 
 for _id in ("shuffle_test", "average_equivalence", "attention_equivalence", "param_breakdown", "gpt2_params"):

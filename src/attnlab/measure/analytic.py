@@ -185,7 +185,8 @@ def main(argv: list[str] | None = None) -> None:
         result = MEASUREMENTS[args.measurement]()
     except CountMismatch as e:
         sys.exit(f"error: {e}")
-    write_json(args.out, {"id": args.measurement, **result})
+    # the column order travels with the rows (the JSON writer sorts keys)
+    write_json(args.out, {"id": args.measurement, "columns": list(result["rows"][0]), **result})
 
 
 if __name__ == "__main__":
