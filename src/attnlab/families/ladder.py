@@ -34,18 +34,19 @@ def average_ladder(inputs) -> pd.DataFrame:
 def ladder_figure(inputs, labels: dict):
     """Held-out perplexity per row (bars) beside the training-loss curves."""
     df = pd.read_csv(inputs["table"][0])
-    fig, (bars, curves) = plt.subplots(1, 2, figsize=(12, 0.3 * len(df) + 3))
+    fig, (bars, curves) = plt.subplots(1, 2, figsize=(14, 0.3 * len(df) + 3))
     drawn = bars.barh(df["row"].astype(str) + ". " + df["model"], df["held_out_ppl"], color="tab:blue")
     bars.bar_label(drawn, fmt="%.2f", fontsize=7, padding=2)
     bars.invert_yaxis()
     bars.set_xlabel("held-out perplexity")
-    for name, paths in inputs.items():
-        if name in labels:
-            curve = curve_of(paths[0])
-            curves.plot(curve["step"], smooth(curve["loss"]), label=labels[name], lw=1)
+    rows = [name for name in inputs if name in labels]
+    colours = plt.cm.viridis(np.linspace(0, 0.95, len(rows)))  # one colour per row, in ladder order
+    for i, (name, colour) in enumerate(zip(rows, colours), start=1):
+        curve = curve_of(inputs[name][0])
+        curves.plot(curve["step"], smooth(curve["loss"]), label=f"{i}. {labels[name]}", lw=1, color=colour)
     curves.set_xlabel("step")
     curves.set_ylabel("training loss (smoothed)")
-    curves.legend(fontsize=7)
+    curves.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
 
 
@@ -138,15 +139,16 @@ def param_breakdown_plot(inputs):
     """Shares of one block's parameters (stacked to 1): the MLP holds two thirds at every width."""
     df = pd.read_csv(inputs["table"][0])
     labels = [f"d={d}" if m.startswith("formula") else f"ours\nd={d}" for m, d in zip(df["model"], df["d"])]
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = plt.subplots(figsize=(7, 3.6))
     bottom = np.zeros(len(df))
     for part, colour in (("attention", "tab:blue"), ("mlp", "tab:orange"), ("layernorm", "tab:green")):
         share = (df[part] / df["total"]).to_numpy()
         ax.bar(labels, share, bottom=bottom, label=part, color=colour)
         bottom += share
-    for x, total in enumerate(df["total"]):
+    for x, (total, attention, mlp_share) in enumerate(zip(df["total"], df["attention"] / df["total"], df["mlp_share"])):
         ax.text(x, 1.02, f"{total:,}", ha="center", fontsize=6)
+        ax.text(x, attention + mlp_share / 2, f"MLP {mlp_share:.1%}", ha="center", fontsize=7)
     ax.set_ylim(0, 1.1)
     ax.set_ylabel("share of one block's parameters")
-    ax.legend(loc="lower right", fontsize=7)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
     return fig
