@@ -10,11 +10,12 @@ SCALING_SETTINGS = load_settings(PROFILE)
 
 
 rule measure_attention_scaling:
-    input: "src/attnlab/measure/attention_scaling.py", "src/attnlab/model.py"
     output: f"{SCALING}/{{path}}.json"
     wildcard_constraints: path="explicit|fused"
     # a settings edit reruns the measurement; the budget read from the machine does not
-    params: settings=json.dumps(SCALING_SETTINGS, sort_keys=True)
+    params:
+        settings=json.dumps(SCALING_SETTINGS, sort_keys=True),
+        code=code_hash("src/attnlab/measure/attention_scaling.py", "src/attnlab/model.py"),
     # every core (Snakemake caps this at --cores), so no other job distorts the timing
     threads: os.cpu_count() or 1
     resources: mem_mb=int(memory_budget(SCALING_SETTINGS, "cpu")[0] / MB), runtime=SCALING_SETTINGS["runtime_min"]

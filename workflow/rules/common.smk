@@ -1,5 +1,6 @@
 # Shared by every rule: the profile, seeds, run paths, the composed-config hash, the table registry.
 import functools
+import hashlib
 import shlex
 import sys
 from pathlib import Path
@@ -20,8 +21,19 @@ except (ValueError, AssertionError):
     raise WorkflowError(f"seeds={config.get('seeds')!r} must be a whole number >= 1")
 RESULTS, FIGURES = f"results/{PROFILE}", f"figures/{PROFILE}"
 EXPERIMENTS = experiments()
-# Modules whose edits must rerun the jobs that use them (Snakemake's code trigger does not see src/).
-MODEL_CODE = ["src/attnlab/model.py", "src/attnlab/train.py", "src/attnlab/data.py"]
+
+
+def code_hash(*patterns: str) -> str:
+    """Content hash of source files, used as a param: editing them reruns the rule. (Snakemake's code
+    trigger does not see src/, and mtime is not a rerun trigger here: see workflow/profiles/default.)"""
+    digest = hashlib.sha256()
+    for path in sorted(p for pattern in patterns for p in Path(workflow.basedir).glob(pattern)):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+MODEL_CODE = code_hash("src/attnlab/model.py", "src/attnlab/train.py", "src/attnlab/data.py")
+TABLE_CODE = code_hash("src/attnlab/tables.py", "src/attnlab/plots.py", "src/attnlab/families/*.py")
 
 ALL_TARGETS = []
 FAMILY_RULES = sorted(str(p) for p in Path(workflow.basedir, "workflow/rules").glob("*.smk")

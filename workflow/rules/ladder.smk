@@ -26,18 +26,17 @@ LADDER = {
 add_table("ladder", runs=LADDER)
 add_table("depth_overfit", runs={"one_block": "ladder/block", "two_blocks": "depth/two_blocks"}, figure=False)
 
-# The analytic demonstrations: no training, the same numbers in every profile. The modules
-# are inputs so that an edit to the measurement or to the model reruns them.
+# The analytic demonstrations: no training, the same numbers in every profile. The code hash
+# is a param so that an edit to the measurement or to the model reruns them.
 ANALYTIC_FIGURES = {"shuffle_test": False, "average_equivalence": False, "averaging_matrix": True,
                     "attention_equivalence": False, "param_breakdown": True, "gpt2_params": False}
 
 
 rule measure_analytic:
-    input:
-        "src/attnlab/measure/analytic.py",
-        "src/attnlab/model.py",
     output:
         f"{RESULTS}/measure/{{analytic}}/result.json",
+    params:
+        code=code_hash("src/attnlab/measure/analytic.py", "src/attnlab/model.py"),
     wildcard_constraints:
         analytic="|".join(ANALYTIC_FIGURES),
     threads: 1

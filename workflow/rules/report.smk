@@ -4,7 +4,7 @@
 # Report: snakemake --config profile=<p> --report results/<p>/report.html (the ledger is listed first:
 # the report sorts categories by name and "Claims ledger" comes before "Figures" and "Tables").
 
-CLAIMS_CODE = ["configs/claims.yaml", "src/attnlab/claims.py"]
+CLAIMS_CODE = code_hash("configs/claims.yaml", "src/attnlab/claims.py")
 
 
 def table_csvs(_wildcards=None):
@@ -20,13 +20,12 @@ def results_links(_wildcards=None):
 
 rule claims:
     input:
-        code=CLAIMS_CODE,
         tables=table_csvs,
     output:
         csv=f"{RESULTS}/claims.csv",
         md=f"{RESULTS}/claims.md",
         html=report(f"{RESULTS}/claims.html", caption="../report/claims.rst", category="Claims ledger"),
-    params: seeds=len(SEEDS)
+    params: seeds=len(SEEDS), code=CLAIMS_CODE
     resources: mem_mb=1000, runtime=5
     log: f"{RESULTS}/logs/claims.log"
     shell:

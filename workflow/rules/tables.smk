@@ -8,7 +8,7 @@ for _id, _spec in TABLES.items():
         output:
             csv=report(f"{RESULTS}/tables/{_id}.csv", caption=f"../report/{_id}.rst", category=_spec["category"]),
             md=f"{RESULTS}/tables/{_id}.md",
-        params: args=named_args(_spec["inputs"]), table=_id
+        params: args=named_args(_spec["inputs"]), table=_id, code=TABLE_CODE
         resources: mem_mb=2000, runtime=10
         shell: "{PYTHON} -m attnlab.tables {params.table} --csv {output.csv} --md {output.md} {params.args}"
 
@@ -21,7 +21,10 @@ for _id, _spec in TABLES.items():
             name: f"figure_{_id}"
             input: **_fig_inputs
             output: report(f"{FIGURES}/{_id}.png", caption=f"../report/{_id}.rst", category="Figures")
-            params: args=named_args({k: v if isinstance(v, list) else [v] for k, v in _fig_inputs.items()}), table=_id
+            params:
+                args=named_args({k: v if isinstance(v, list) else [v] for k, v in _fig_inputs.items()}),
+                table=_id,
+                code=TABLE_CODE,
             resources: mem_mb=2000, runtime=10
             shell: "{PYTHON} -m attnlab.plots {params.table} --out {output} {params.args}"
 

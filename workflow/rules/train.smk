@@ -5,7 +5,6 @@
 rule train:
     input:
         f"{DATA}/tokens.npy",
-        MODEL_CODE,
     output:
         metrics=f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json",
         curve=f"{RESULTS}/runs/{{run}}/seed{{seed}}/curve.csv",
@@ -15,6 +14,7 @@ rule train:
         seed=r"\d+",
     params:
         config_hash=lambda w: run_hash(w.run, int(w.seed)),
+        code=MODEL_CODE,
         run_dir=lambda w: run_dir(w.run, w.seed),
     threads: config.get("train_threads", 1)
     resources:
