@@ -54,7 +54,8 @@ rule winograd_train:
         " --out {params.out} profile={PROFILE} seed={wildcards.seed} train.threads={threads} > {log} 2>&1"
 
 
-add_table("winograd_category", inputs={m: winograd_runs("category", m) for m in ("average", "block")})
-add_table("winograd_role", inputs={m: winograd_runs("role", m) for m in ("average", "block", "two_blocks")})
+add_table("winograd_category", inputs={m: winograd_runs("category", m) for m in ("average", "block")}, figure=False)
+add_table("winograd_role", inputs={m: winograd_runs("role", m) for m in ("average", "block", "two_blocks")},
+          figure=False)
 add_table("winograd_attention", inputs={"probe": winograd_runs("role", "two_blocks", "probe.json")})
 add_table("winograd_adjectives", inputs={"probe": winograd_runs("role", "two_blocks", "probe.json")})

@@ -121,3 +121,4 @@ def winograd_adjectives_figure(inputs):
     df = pd.read_csv(inputs["table"][0])
     labels = [f"{a} ({r})" for a, r in zip(df["adjective"], df["role"])]
     return heat_map(df, labels, f"block {df['block'].iloc[0]}: attention from the position predicting the referent")
+
