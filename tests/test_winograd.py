@@ -73,7 +73,11 @@ def test_bad_language_is_refused(role):
         W.Language(**{**role.__dict__, "held_out": 500}).validate()
     with pytest.raises(ConfigError, match="role must be one of"):
         W.Language(**{**role.__dict__, "adjectives": {"tired": "x", "wet": "z"}}).validate()
-    with pytest.raises(ConfigError, match="winograd=nope|nope"):
+    with pytest.raises(ConfigError, match="lacks"):
+        W.Language.from_cfg({"version": "role", "nouns": ["a", "b"]})
+    with pytest.raises(ConfigError, match="version='ladder'"):
+        W.Language.from_cfg({"version": "ladder"})
+    with pytest.raises(ConfigError, match="nope"):
         W.run_config("nope")
 
 

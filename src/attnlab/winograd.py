@@ -64,11 +64,12 @@ class Language:
         version = lang.get("version")
         if version not in VERSIONS:
             raise ConfigError(f"winograd.language.version={version!r} is not one of {list(VERSIONS)}")
-        if version == "category":
-            x_nouns, y_nouns = tuple(lang["animals"]), tuple(lang["places"])
-        else:
-            x_nouns = y_nouns = tuple(lang["nouns"])
-        out = cls(version, x_nouns, y_nouns, dict(lang["adjectives"]), int(lang["held_out"]),
+        needed = ["animals", "places"] if version == "category" else ["nouns"]
+        missing = [k for k in [*needed, "adjectives", "held_out", "split_seed", "probe"] if k not in lang]
+        if missing:
+            raise ConfigError(f"winograd.language ({version}) lacks {missing}")
+        x_nouns, y_nouns = (lang["animals"], lang["places"]) if version == "category" else (lang["nouns"],) * 2
+        out = cls(version, tuple(x_nouns), tuple(y_nouns), dict(lang["adjectives"]), int(lang["held_out"]),
                   int(lang["split_seed"]), tuple(lang["probe"]))
         out.validate()
         return out
