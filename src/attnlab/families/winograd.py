@@ -1,0 +1,124 @@
+"""The Winograd probe: held-out referent accuracy, and the attention maps of the two-block model."""
+
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from attnlab.plots import figure
+from attnlab.tables import load_runs, seed_columns, table
+from attnlab.winograd import ADJ_POS
+
+MODELS = {
+    "average": "uniform causal average (block with attention swapped out)",
+    "block": "one transformer block",
+    "two_blocks": "two transformer blocks",
+}
+ROLE_NAMES = {"x": "crosser", "y": "crossed"}
+
+
+def accuracy_frame(inputs, outcomes: tuple[str, ...]) -> pd.DataFrame:
+    """One row per model: held-out shares (percent, mean ± std over seeds), training accuracy, provenance."""
+    rows = []
+    for name, paths in inputs.items():
+        runs = load_runs(paths)
+        row = {"model": MODELS.get(name, name)}
+        for outcome in outcomes:
+            row.update(seed_columns(outcome, [r["held_out"][outcome] for r in runs]))
+        row.update(seed_columns("train_accuracy", [r["train"]["accuracy"] for r in runs]))
+        row.update({"held_out_sentences": runs[0]["held_out"]["sentences"], "params": runs[0]["params"],
+                    "steps": runs[0]["steps"], "seeds": len(runs), "config_hash": runs[0]["config_hash"],
+                    "commit": (runs[0].get("commit") or "")[:10] + ("+dirty" if runs[0].get("dirty") else "")})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@table("winograd_category")
+def winograd_category(inputs) -> pd.DataFrame:
+    return accuracy_frame(inputs, ("accuracy",))
+
+
+@table("winograd_role")
+def winograd_role(inputs) -> pd.DataFrame:
+    return accuracy_frame(inputs, ("accuracy", "wrong_noun", "other"))
+
+
+def position_columns(tokens: list[str]) -> list[str]:
+    """'0:the', '1:animal', ...; the adjective slot is named 'adj' so rows of different adjectives align."""
+    return [f"{i}:{'adj' if i == ADJ_POS else t}" for i, t in enumerate(tokens)]
+
+
+def probe_frame(paths, keep) -> pd.DataFrame:
+    """Head-averaged attention rows of the scored position, mean ± std over seeds, for the
+    (adjective, block) cells `keep(row)` selects."""
+    seeds = [json.loads(Path(p).read_text()) for p in paths]
+    cells = {}
+    for rows in seeds:
+        for r in rows:
+            if keep(r):
+                cells.setdefault((r["adjective"], r["block"]), []).append(r)
+    out = []
+    for (adj, block), rs in cells.items():
+        columns = position_columns(rs[0]["tokens"])
+        row = {"sentence": " ".join(rs[0]["tokens"]) + " …", "adjective": adj, "role": ROLE_NAMES[rs[0]["role"]],
+               "block": block, "right": f"{sum(r['answer'] == r['referent'] for r in rs)}/{len(rs)}"}
+        weights = np.array([r["weights"] for r in rs])
+        for i, col in enumerate(columns):
+            row.update(seed_columns(col, weights[:, i]))
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def first_of_each_role(paths) -> set[str]:
+    """The chapter's two sentences: the first crosser adjective (tired) and the first crossed (wet)."""
+    rows = json.loads(Path(paths[0]).read_text())
+    firsts = {}
+    for r in rows:
+        firsts.setdefault(r["role"], r["adjective"])
+    return set(firsts.values())
+
+
+@table("winograd_attention")
+def winograd_attention(inputs) -> pd.DataFrame:
+    chosen = first_of_each_role(inputs["probe"])
+    df = probe_frame(inputs["probe"], lambda r: r["adjective"] in chosen)
+    crosser_first = {"crosser": 0, "crossed": 1}
+    return df.sort_values(["role", "block"], key=lambda s: s.map(crosser_first) if s.name == "role" else s,
+                          kind="stable").reset_index(drop=True)
+
+
+@table("winograd_adjectives")
+def winograd_adjectives(inputs) -> pd.DataFrame:
+    last = max(r["block"] for r in json.loads(Path(inputs["probe"][0]).read_text()))
+    return probe_frame(inputs["probe"], lambda r: r["block"] == last)
+
+
+def heat_map(df: pd.DataFrame, labels: list[str], title: str):
+    columns = [c for c in df.columns if c[0].isdigit() and not c.endswith("_std")]
+    values = df[columns].to_numpy(dtype=float)
+    fig, ax = plt.subplots(figsize=(11, 0.45 * len(df) + 1.6))
+    ax.imshow(values, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    for (i, j), v in np.ndenumerate(values):
+        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v > 0.6 else "black")
+    ax.set_xticks(range(len(columns)), [c.split(":", 1)[1] for c in columns])
+    ax.set_yticks(range(len(df)), labels)
+    ax.grid(False)
+    ax.set_title(title)
+    return fig
+
+
+@figure("winograd_attention")
+def winograd_attention_figure(inputs):
+    df = pd.read_csv(inputs["table"][0])
+    labels = [f"too {a}, block {b}" for a, b in zip(df["adjective"], df["block"])]
+    return heat_map(df, labels, "attention from the position predicting the referent, mean over heads and seeds")
+
+
+@figure("winograd_adjectives")
+def winograd_adjectives_figure(inputs):
+    df = pd.read_csv(inputs["table"][0])
+    labels = [f"{a} ({r})" for a, r in zip(df["adjective"], df["role"])]
+    return heat_map(df, labels, f"block {df['block'].iloc[0]}: attention from the position predicting the referent")
+
