@@ -8,7 +8,7 @@ from attnlab.winograd import language_hash, run_config
 WINOGRAD = f"{RESULTS}/measure/winograd"
 # The held-out sets are small, so one seed is noisy: a per-profile count, or the pipeline's if larger.
 WINOGRAD_SEEDS = list(range(max(len(SEEDS), yaml.safe_load(open(CONFIG_DIR / "winograd/_seeds.yaml"))[PROFILE])))
-WINOGRAD_CODE = ["src/attnlab/winograd.py", "src/attnlab/model.py", "src/attnlab/train.py"]
+WINOGRAD_CODE = code_hash("src/attnlab/winograd.py", "src/attnlab/model.py", "src/attnlab/train.py")
 
 
 @functools.cache
@@ -21,7 +21,6 @@ def winograd_runs(version: str, model: str, name: str = "metrics.json") -> list[
 
 
 rule winograd_split:
-    input: "src/attnlab/winograd.py"
     output:
         split=f"{WINOGRAD}/{{version}}/split.json",
         train=f"{WINOGRAD}/{{version}}/train.txt",
@@ -29,6 +28,7 @@ rule winograd_split:
     wildcard_constraints: version="category|role"
     params:
         language_hash=lambda w: language_hash(w.version),
+        code=code_hash("src/attnlab/winograd.py"),
         out=lambda w: f"{WINOGRAD}/{w.version}",
     resources: mem_mb=1000, runtime=5
     shell: "{PYTHON} -m attnlab.winograd split {wildcards.version} --out {params.out}"
@@ -37,7 +37,6 @@ rule winograd_split:
 rule winograd_train:
     input:
         split=f"{WINOGRAD}/{{version}}/split.json",
-        code=WINOGRAD_CODE,
     output:
         metrics=f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}/metrics.json",
         probe=f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}/probe.json",
@@ -45,6 +44,7 @@ rule winograd_train:
     wildcard_constraints: version="category|role", model=r"[a-z0-9_]+", seed=r"\d+"
     params:
         config_hash=lambda w: winograd_hash(f"{w.version}_{w.model}", int(w.seed)),
+        code=WINOGRAD_CODE,
         out=lambda w: f"{WINOGRAD}/{w.version}/{w.model}/seed{w.seed}",
     threads: config.get("train_threads", 1)
     resources: mem_mb=2000, runtime=60, gpu=0
