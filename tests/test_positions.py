@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnlab.evaluate import evaluate, main as evaluate_main
+from attnlab.evaluate import load_run, main as evaluate_main
 from attnlab.families.positions import position_extrapolation
 from attnlab.model import CausalSelfAttention, LanguageModel, ModelConfig, alibi_bias, alibi_slopes, rope, sinusoids
 
@@ -215,8 +215,6 @@ def test_evaluate_refuses_a_folder_that_is_not_a_run(tmp_path):
 
 def test_untrained_rows_of_the_learned_table_keep_their_initial_values(learned_run):
     """Rows 64..255 never get a gradient: only AdamW's weight decay touches them (the cliff)."""
-    from attnlab.evaluate import load_run
-
     cfg, trained, metrics = load_run(learned_run)
     torch.manual_seed(cfg.seed)  # train.py seeds right before building the model
     initial = LanguageModel(trained.cfg)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import FuncFormatter
 
 from attnlab.plots import figure
 from attnlab.tables import held_out, run_columns, seed_columns, table
@@ -59,6 +60,11 @@ def position_extrapolation_figure(inputs):
     ax.set_xscale("log", base=2)
     ax.set_xticks(windows, [str(n) for n in windows])
     ax.set_yscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")  # 90, not 9x10^1
+    ax.yaxis.set_major_formatter(plain)
+    low, high = ax.get_ylim()
+    if high / low < 10:  # under one decade only minor ticks carry numbers; over several they would crowd
+        ax.yaxis.set_minor_formatter(plain)
     ax.set_xlabel("evaluation window (tokens)")
     ax.set_ylabel("held-out perplexity (log scale)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # beside: lines cross
