@@ -1,0 +1,71 @@
+"""Table `position_extrapolation`: five position schemes trained at 64 tokens, read at longer windows.
+
+Inputs are attnlab.evaluate JSONs, one per seed, named by scheme; each carries the run's
+own metrics under "run" and the perplexity per evaluated window under "held_out_ppl".
+"""
+
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.ticker import FuncFormatter
+
+from attnlab.plots import figure
+from attnlab.tables import held_out, run_columns, seed_columns, table
+
+SCHEMES = {
+    "learned": "learned absolute (table of 256)",
+    "sinusoidal": "sinusoidal, added",
+    "rope": "RoPE (rotate q, k)",
+    "alibi": "ALiBi (distance penalty)",
+    "none": "none (causal mask only)",
+}
+
+
+def window_columns(evals: list[dict]) -> dict:
+    """ppl_<n> for every evaluated window (mean, and _std over seeds)."""
+    columns = {}
+    for n in evals[0]["lengths"]:
+        columns.update(seed_columns(f"ppl_{n}", [held_out(e, n) for e in evals]))
+    return columns
+
+
+@table("position_extrapolation")
+def position_extrapolation(inputs) -> pd.DataFrame:
+    rows = []
+    for name, paths in inputs.items():
+        evals = [json.loads(Path(p).read_text()) for p in paths]
+        run = run_columns([e["run"] for e in evals])
+        del run["held_out_ppl"]  # the run's own number is ppl_<training length>
+        rows.append({"scheme": SCHEMES.get(name, name), "trained_at": evals[0]["training_length"],
+                     **window_columns(evals), **run})
+    return pd.DataFrame(rows)
+
+
+@figure("position_extrapolation")
+def position_extrapolation_figure(inputs):
+    """Held-out perplexity against the evaluation window, one line per scheme."""
+    df = pd.read_csv(inputs["table"][0])
+    windows = sorted(int(c[len("ppl_"):]) for c in df.columns if c.startswith("ppl_") and not c.endswith("_std"))
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    for _, row in df.iterrows():
+        means = [row[f"ppl_{n}"] for n in windows]
+        stds = [row.get(f"ppl_{n}_std", 0.0) for n in windows]
+        ax.errorbar(windows, means, yerr=stds, marker="o", capsize=3, lw=1.5, label=row["scheme"])
+    trained = int(df["trained_at"].iloc[0])
+    ax.axvline(trained, color="grey", ls="--", lw=1)
+    ax.annotate(f"trained at {trained}", (trained, 1), xycoords=("data", "axes fraction"),
+                xytext=(4, -12), textcoords="offset points", fontsize=8, color="grey")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(windows, [str(n) for n in windows])
+    ax.set_yscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")  # 90, not 9x10^1
+    ax.yaxis.set_major_formatter(plain)
+    low, high = ax.get_ylim()
+    if high / low < 10:  # under one decade only minor ticks carry numbers; over several they would crowd
+        ax.yaxis.set_minor_formatter(plain)
+    ax.set_xlabel("evaluation window (tokens)")
+    ax.set_ylabel("held-out perplexity (log scale)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # beside: lines cross
+    return fig
