@@ -151,8 +151,6 @@ class CausalSelfAttention(nn.Module):
         self.v = nn.Linear(cfg.d_model, inner, bias=cfg.qkv_bias) if cfg.value else None
         self.o = nn.Linear(inner, cfg.d_model) if cfg.out_proj else None
         self.scale = 1.0 / math.sqrt(self.d_head) if cfg.scale_scores else 1.0
-        if cfg.positions == "alibi":
-            self.register_buffer("slopes", alibi_slopes(cfg.n_heads), persistent=False)
 
     def _heads(self, x: torch.Tensor, proj: nn.Linear | None) -> torch.Tensor:
         y = proj(x) if proj is not None else x

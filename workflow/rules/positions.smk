@@ -11,7 +11,6 @@ rule position_evaluate:
     input:
         # checkpoint.pt and config.yaml sit beside metrics.json, written by the same job
         metrics=lambda w: f"{run_dir('position/' + w.scheme, w.seed)}/metrics.json",
-        code=["src/attnlab/evaluate.py", *MODEL_CODE],
     output: f"{POSITION_EVAL}/{{scheme}}/seed{{seed}}.json"
     wildcard_constraints:
         scheme="|".join(POSITION_SCHEMES),
@@ -19,6 +18,7 @@ rule position_evaluate:
     params:
         run_dir=lambda w: run_dir("position/" + w.scheme, w.seed),
         windows=" ".join(map(str, POSITION_WINDOWS)),
+        code=code_hash("src/attnlab/evaluate.py", "src/attnlab/model.py", "src/attnlab/data.py"),
     threads: 1
     resources: mem_mb=2000, runtime=10
     log: f"{POSITION_EVAL}/{{scheme}}/seed{{seed}}.log"
