@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
+import typing
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -31,7 +33,30 @@ def compose(overrides: list[str] | tuple[str, ...] = ()) -> DictConfig:
         try:
             return hydra_compose(config_name="config", overrides=list(overrides))
         except (HydraException, OmegaConfBaseException) as e:
-            raise ConfigError(str(e).splitlines()[0]) from e
+            error = e
+    raise ConfigError(_explain(str(error).splitlines()[0])) from error
+
+
+def _explain(message: str) -> str:
+    """Hydra's first error line, made to name what is allowed: unknown config choices and keys."""
+    missing = re.search(r"Could not find '([^/']+)/([^']+)'", message)
+    if missing:  # e.g. experiment=ladder/nope, profile=nope
+        group, choice = missing.groups()
+        if group == "experiment":
+            known = experiments()
+            family = [e for e in known if e.startswith(choice.split("/")[0] + "/")]
+            return f"unknown experiment {choice!r}; allowed: {family or known}"
+        return f"unknown {group} {choice!r}; allowed: {sorted(p.stem for p in (CONFIG_DIR / group).glob('*.yaml'))}"
+    unknown_key = re.search(r"Could not override '([^']+)'", message)
+    if unknown_key:  # e.g. model.foo=1, trian.steps=5
+        key, base = unknown_key.group(1), compose()
+        parent = key.rpartition(".")[0]
+        while parent and OmegaConf.select(base, parent) is None:
+            parent = parent.rpartition(".")[0]
+        node = OmegaConf.select(base, parent) if parent else base
+        if isinstance(node, DictConfig):
+            return f"unknown option {key!r}; allowed in {parent or 'the top level'}: {sorted(node)}"
+    return message
 
 
 def experiments() -> list[str]:
@@ -77,9 +102,24 @@ def scaled(cfg: DictConfig, steps: int) -> int:
     return max(cfg.profile.min_steps, round(steps * cfg.profile.budget))
 
 
+def _check_types(values: dict) -> None:
+    """Each model setting has its field's type (a bool is not a number here)."""
+    for name, hint in typing.get_type_hints(ModelConfig).items():
+        if name not in values:
+            continue
+        allowed = typing.get_args(hint) or (hint,)
+        value = values[name]
+        if not any(value is None if t is type(None) else
+                   isinstance(value, t) and (t is bool or not isinstance(value, bool)) for t in allowed):
+            names = " or ".join("null" if t is type(None) else t.__name__ for t in allowed)
+            raise ConfigError(f"model.{name}={value!r} has the wrong type; allowed: {names}")
+
+
 def model_config(cfg: DictConfig) -> ModelConfig:
+    values = OmegaConf.to_container(cfg.model, resolve=True)
+    _check_types(values)
     try:
-        return ModelConfig.from_dict(OmegaConf.to_container(cfg.model, resolve=True))
+        return ModelConfig.from_dict(values)
     except (TypeError, ValueError) as e:
         raise ConfigError(str(e)) from e
 
@@ -92,8 +132,8 @@ def check_train(cfg: DictConfig) -> None:
     for key in ("batch_size", "eval_interval", "checkpoint_interval", "eval_batch_size"):
         if not isinstance(t[key], int) or t[key] <= 0:
             raise ConfigError(f"train.{key}={t[key]!r} must be a whole number > 0")
-    if not t.lr > 0:
-        raise ConfigError(f"train.lr={t.lr!r} must be > 0")
+    if not isinstance(t.lr, (int, float)) or isinstance(t.lr, bool) or not t.lr > 0:
+        raise ConfigError(f"train.lr={t.lr!r} must be a number > 0")
     if t.schedule not in ("constant", "cosine"):
         raise ConfigError(f"train.schedule={t.schedule!r} is not one of ['constant', 'cosine']")
     if t.device not in ("auto", "cpu", "cuda", "mps"):

@@ -136,22 +136,43 @@ def prepare(data_cfg, max_chars: int | None) -> None:
         prepare_corpus(data_cfg, max_chars)
     if not (folder / TOKENIZER).exists():
         train_tokenizer(data_cfg)
-    if not (folder / TOKENS).exists() or not (folder / TOKENS_META).exists():
+    problem = token_cache_problem(folder)
+    if problem:
+        if (folder / TOKENS).exists():
+            print(f"warning: {problem}; rebuilding it", file=sys.stderr)
         encode_corpus(data_cfg)
+
+
+def _read_token_cache(folder: Path) -> tuple[np.ndarray, dict]:
+    """The cached ids and their meta; DataError if missing, unreadable or not matching the checksum."""
+    try:
+        meta = json.loads((folder / TOKENS_META).read_text())
+        ids = np.load(folder / TOKENS)
+        expected = (meta["tokens"], meta["sha256"])
+    except (OSError, ValueError, EOFError, KeyError, TypeError) as e:
+        raise DataError(f"token cache in {folder} is missing or unreadable ({e})") from e
+    if (len(ids), sha256_bytes(ids.tobytes())) != expected:
+        raise DataError(f"token cache {folder / TOKENS} does not match its checksum in {TOKENS_META}: it is corrupt")
+    return ids, meta
+
+
+def token_cache_problem(folder: str | Path) -> str | None:
+    """Why the token cache in `folder` cannot be used, or None if it is sound."""
+    try:
+        _read_token_cache(Path(folder))
+    except DataError as e:
+        return str(e)
+    return None
 
 
 def load_tokens(folder: str | Path) -> tuple[torch.Tensor, torch.Tensor, dict]:
     """(train, held_out, meta) from a verified token cache."""
     folder = Path(folder)
     try:
-        meta = json.loads((folder / TOKENS_META).read_text())
-        ids = np.load(folder / TOKENS)
-    except (OSError, ValueError) as e:
-        raise DataError(f"token cache in {folder} is missing or unreadable ({e}); rebuild it "
-                        f"by deleting {folder} and rerunning") from e
-    if len(ids) != meta["tokens"] or sha256_bytes(ids.tobytes()) != meta["sha256"]:
-        raise DataError(f"token cache {folder / TOKENS} does not match its checksum in {TOKENS_META}: "
-                        f"it is corrupt; delete {folder} and rerun to rebuild it")
+        ids, meta = _read_token_cache(folder)
+    except DataError as e:
+        raise DataError(f"{e}; rebuild it: rerun the pipeline (it rebuilds a corrupt cache) "
+                        f"or delete {folder} and rerun") from e
     tokens = torch.from_numpy(ids.astype(np.int64))
     return tokens[: meta["train_tokens"]], tokens[meta["train_tokens"]:], meta
 

@@ -11,6 +11,7 @@ uninterrupted one. A loss that becomes NaN/inf stops the run, recorded as diverg
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import sys
@@ -26,7 +27,8 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from attnlab import data
-from attnlab.config import ConfigError, check_train, config_hash, git_commit, model_config, resolved, scaled
+from attnlab.config import (ConfigError, check_train, compose, config_hash, git_commit, model_config, resolved,
+                            scaled)
 from attnlab.model import LanguageModel
 
 log = logging.getLogger("attnlab.train")
@@ -91,9 +93,33 @@ def attention_stats(model, x: torch.Tensor) -> dict:
     return stats
 
 
-def _save(path: Path, obj) -> None:
+def checkpoint_digest(ckpt: dict) -> str:
+    """sha256 over everything a checkpoint holds (tensors by their bytes), less its own digest:
+    torch.load does not notice flipped bytes inside a tensor, this does."""
+    h = hashlib.sha256()
+
+    def visit(x):
+        if isinstance(x, torch.Tensor):
+            h.update(f"{x.dtype}{tuple(x.shape)}".encode())
+            h.update(x.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+        elif isinstance(x, dict):
+            for key in sorted(x, key=str):
+                h.update(repr(key).encode())
+                visit(x[key])
+        elif isinstance(x, (list, tuple)):
+            h.update(f"{type(x).__name__}{len(x)}".encode())
+            for item in x:
+                visit(item)
+        else:
+            h.update(repr(x).encode())
+
+    visit({k: v for k, v in ckpt.items() if k != "sha256"})
+    return h.hexdigest()
+
+
+def _save(path: Path, obj: dict) -> None:
     with data.atomic_path(path) as tmp:
-        torch.save(obj, tmp)
+        torch.save({**obj, "sha256": checkpoint_digest(obj)}, tmp)
 
 
 def _load_checkpoint(path: Path, expected_hash: str):
@@ -104,6 +130,9 @@ def _load_checkpoint(path: Path, expected_hash: str):
         ckpt = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as e:  # truncated or corrupt file: start over rather than trust it
         log.warning("checkpoint %s is unreadable (%s); starting from scratch", path, e)
+        return None
+    if not isinstance(ckpt, dict) or ckpt.get("sha256") != checkpoint_digest(ckpt):
+        log.warning("checkpoint %s does not match its checksum (corrupt); starting from scratch", path)
         return None
     if ckpt.get("config_hash") != expected_hash:
         log.warning("checkpoint %s belongs to another config; starting from scratch", path)
@@ -123,8 +152,10 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
         raise ConfigError(f"model.vocab_size={mcfg.vocab_size} but the tokenizer has {meta['vocab_size']} tokens")
     if mcfg.context >= len(train_tokens):
         raise ConfigError(f"model.context={mcfg.context} is longer than the training split ({len(train_tokens)} tokens)")
-    for length in t.eval_lengths:
-        data.eval_windows(held_out, length)  # raises if a window does not fit the split
+    too_long = [n for n in t.eval_lengths if n >= len(held_out)]  # a window needs length + 1 tokens
+    if too_long:
+        raise ConfigError(f"train.eval_lengths has {too_long}, longer than the held-out split allows "
+                          f"({len(held_out)} tokens); allowed: lengths <= {len(held_out) - 1}")
 
     device = pick_device(t.device)
     if device.type == "cpu":
@@ -240,10 +271,29 @@ def main(cfg: DictConfig) -> None:
         # written last so the folder only claims a config once a run finished under it
         data.write_text(run_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(provenance)))
     except (ConfigError, data.DataError) as e:
-        if run_dir.is_dir() and not any(run_dir.iterdir()):
-            run_dir.rmdir()  # nothing half-written
+        _remove_empty(run_dir)  # nothing half-written
+        sys.exit(f"error: {e}")
+
+
+def _remove_empty(folder: Path) -> None:
+    """Remove `folder`, and the parents Hydra made for it below the working directory, while empty."""
+    cwd, folder = Path.cwd().resolve(), folder.resolve()
+    while cwd in folder.parents and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
+def check_overrides(argv: list[str]) -> None:
+    """Compose the command line's config before Hydra runs it: a bad override then ends in one
+    line naming it and what is allowed (Hydra's own report spans a screen), and no folder is made."""
+    if any(arg.startswith("-") for arg in argv):
+        return  # --help, --cfg, --multirun ...: Hydra's own modes
+    try:
+        compose([arg for arg in argv if not arg.lstrip("+~").startswith("hydra")])
+    except ConfigError as e:
         sys.exit(f"error: {e}")
 
 
 if __name__ == "__main__":
+    check_overrides(sys.argv[1:])
     main()
