@@ -140,6 +140,28 @@ def _load_checkpoint(path: Path, expected_hash: str):
     return ckpt
 
 
+def build(cfg: DictConfig, mcfg) -> tuple:
+    """(device, model, optimizer, batch generator) of one run, seeded; shared by every trainer."""
+    t = cfg.train
+    device = pick_device(t.device)
+    if device.type == "cpu":
+        torch.use_deterministic_algorithms(True)  # the same config and seed give the same bits
+    if t.threads:
+        torch.set_num_threads(t.threads)
+    torch.manual_seed(cfg.seed)
+    model = LanguageModel(mcfg).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
+    return device, model, optimizer, torch.Generator().manual_seed(cfg.seed)
+
+
+def optimizer_step(model, optimizer, loss, grad_clip: float | None) -> None:
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if grad_clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+
+
 def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
     """Train (or resume) one run into run_dir and return its metrics; `name` labels the progress bar."""
     check_train(cfg)
@@ -157,15 +179,7 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
         raise ConfigError(f"train.eval_lengths has {too_long}, longer than the held-out split allows "
                           f"({len(held_out)} tokens); allowed: lengths <= {len(held_out) - 1}")
 
-    device = pick_device(t.device)
-    if device.type == "cpu":
-        torch.use_deterministic_algorithms(True)
-    if t.threads:
-        torch.set_num_threads(t.threads)
-    torch.manual_seed(cfg.seed)
-    model = LanguageModel(mcfg).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
-    batches = torch.Generator().manual_seed(cfg.seed)
+    device, model, optimizer, batches = build(cfg, mcfg)
     stats_windows = data.eval_windows(held_out, mcfg.context, 8)[0].to(device)
     max_windows = cfg.profile.eval_max_windows
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -210,11 +224,7 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
             state["diverged_step"] = step
             log.warning("loss became %s at step %d: recorded as diverged", loss.item(), step)
             break
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if t.grad_clip:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
-        optimizer.step()
+        optimizer_step(model, optimizer, loss, t.grad_clip)
         state["train_s"] += time.perf_counter() - tick
         state["curve"].append({"step": step + 1, "loss": loss.item(), "lr": lr})
         state["step"] = step + 1

@@ -31,8 +31,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from attnlab import data
 from attnlab.config import ConfigError, compose, config_hash, git_commit, model_config, resolved, scaled
-from attnlab.model import LanguageModel
-from attnlab.train import learning_rate, pick_device
+from attnlab.train import build, learning_rate, optimizer_step
 
 TEMPLATE = "the {x} did not cross the {y} because it was too {adj} , so the {ref} waited ."
 TEMPLATE_WORDS = [w for w in TEMPLATE.split() if not w.startswith("{")]
@@ -242,15 +241,7 @@ def train_run(cfg: DictConfig, split: dict) -> tuple[dict, pd.DataFrame, list[di
     mcfg = model_config(cfg)
     t = cfg.train
     steps, warmup = scaled(cfg, t.steps), scaled(cfg, t.warmup_steps)
-    device = pick_device(t.device)
-    if device.type == "cpu":
-        torch.use_deterministic_algorithms(True)
-    if t.threads:
-        torch.set_num_threads(t.threads)
-    torch.manual_seed(cfg.seed)
-    model = LanguageModel(mcfg).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
-    batches = torch.Generator().manual_seed(cfg.seed)
+    device, model, optimizer, batches = build(cfg, mcfg)
     inputs, targets = encode(lang, train_triples, vocab)
     inputs, targets = inputs.to(device), targets.to(device)
     tick = time.perf_counter()
@@ -260,11 +251,7 @@ def train_run(cfg: DictConfig, split: dict) -> tuple[dict, pd.DataFrame, list[di
             group["lr"] = learning_rate(step, t.lr, warmup, steps, t.schedule)
         rows = torch.randint(len(inputs), (t.batch_size,), generator=batches).to(device)
         _, loss, _ = model(inputs[rows], targets[rows])  # every position: an ordinary language model
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if t.grad_clip:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
-        optimizer.step()
+        optimizer_step(model, optimizer, loss, t.grad_clip)
     train_s = time.perf_counter() - tick
     held = score(model, lang, held_triples, vocab, device)
     metrics = {
