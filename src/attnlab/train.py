@@ -32,6 +32,9 @@ from attnlab.config import (ConfigError, check_train, compose, config_hash, git_
 from attnlab.model import LanguageModel
 
 log = logging.getLogger("attnlab.train")
+# hand-made runs without experiment= land in outputs/<profile>/default/ (configs/config.yaml)
+OmegaConf.register_new_resolver("or_default", lambda value: "default" if value in (None, "None") else value,
+                                replace=True)
 CHECKPOINT, METRICS, CURVE, EVALS = "checkpoint.pt", "metrics.json", "curve.csv", "evals.csv"
 
 
