@@ -1,0 +1,1 @@
+"""Measurements that are not training runs."""
