@@ -1,10 +1,12 @@
 """Pre-norm vs post-norm: where the LayerNorm sits decides whether the residual stream is normalised."""
 
+import math
+
 import pandas as pd
 import pytest
 import torch
 
-from attnlab.families.norm import norm_grad_init
+from attnlab.families.norm import norm_grad_init, unigram_entropy
 from attnlab.measure.grad_norms import block_grad_norms
 from attnlab.model import Block, LanguageModel, ModelConfig
 
@@ -81,3 +83,8 @@ def test_grad_init_table_mean_std_and_ratio(tmp_path):
     assert df.loc["pre", "block_2_std"] == pytest.approx(2 ** 0.5 * 1.5)
     assert df.loc["pre", "ratio_last_first"] == pytest.approx(3.0)
     assert df.loc["pre", "seeds"] == 2
+
+
+def test_unigram_entropy_is_the_frequency_cross_entropy():
+    assert unigram_entropy(torch.tensor([0, 1, 2, 3] * 5)) == pytest.approx(math.log(4))
+    assert unigram_entropy(torch.tensor([7] * 10)) == pytest.approx(0.0)

@@ -25,4 +25,4 @@ rule measure_norm_grad_init:
 
 
 add_table("norm_grad_init", inputs={"grad_norms": f"{RESULTS}/measure/norm_grad_init/grad_norms.csv"})
-add_table("norm_warmup", runs=NORM_WARMUP)
+add_table("norm_warmup", runs=NORM_WARMUP, figure_inputs={"tokens": f"{DATA}/tokens.npy"})

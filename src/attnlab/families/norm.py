@@ -1,12 +1,15 @@
 """The norm family: pre-norm vs post-norm in twelve-block models (norm_grad_init, norm_warmup)."""
 
 import math
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import torch
 
 from attnlab.config import compose, scaled
+from attnlab.data import load_tokens
 from attnlab.plots import curve_of, figure, smooth
 from attnlab.tables import load_runs, run_columns, seed_columns, table
 
@@ -77,11 +80,22 @@ def norm_warmup(inputs) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def unigram_entropy(tokens: torch.Tensor) -> float:
+    """Cross-entropy (nats) of predicting every token by the split's own token frequencies:
+    the loss of a model that ignores its input, where a collapsed run sits."""
+    p = torch.bincount(tokens).double() / len(tokens)
+    p = p[p > 0]
+    return float(-(p * p.log()).sum())
+
+
 @figure("norm_warmup")
 def norm_warmup_figure(inputs):
     """Training-loss curves of the four runs; a diverged run ends with an x at its step."""
     df = pd.read_csv(inputs["table"][0])
     fig, ax = plt.subplots(figsize=(7, 4))
+    train_tokens, _, _ = load_tokens(Path(inputs["tokens"][0]).parent)
+    ax.axhline(unigram_entropy(train_tokens), color="grey", ls=":", lw=1,
+               label="unigram (token frequencies, no context)")
     for _, row in df.iterrows():
         curve = curve_of(inputs[row["run"]][0])
         style = "-" if row["warmup_steps"] else "--"
