@@ -1,5 +1,6 @@
 """Pre-norm vs post-norm: where the LayerNorm sits decides whether the residual stream is normalised."""
 
+import json
 import math
 
 import pandas as pd
@@ -88,3 +89,23 @@ def test_grad_init_table_mean_std_and_ratio(tmp_path):
 def test_unigram_entropy_is_the_frequency_cross_entropy():
     assert unigram_entropy(torch.tensor([0, 1, 2, 3] * 5)) == pytest.approx(math.log(4))
     assert unigram_entropy(torch.tensor([7] * 10)) == pytest.approx(0.0)
+
+
+def test_warmup_table_records_a_diverged_run_as_a_result(tmp_path):
+    from attnlab.families.norm import norm_warmup
+
+    def run(name, diverged_step):
+        metrics = {"experiment": f"norm/{name}", "profile": "smoke", "seed": 0, "params": 10,
+                   "held_out_ppl": {"128": None if diverged_step is not None else 40.0}, "train_ppl": None,
+                   "steps": 3, "diverged": diverged_step is not None, "diverged_step": diverged_step,
+                   "final_loss": 3.7, "config_hash": "x", "commit": None}
+        path = tmp_path / name / "metrics.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps(metrics))
+        return [str(path)]
+
+    df = norm_warmup({"post_no_warmup": run("post_no_warmup", 2), "pre_warmup": run("pre_warmup", None)})
+    post, pre = df.iloc[0], df.iloc[1]
+    assert post["outcome"] == "seed 0 diverged at step 2" and post["diverged_at"] == "2"
+    assert math.isnan(post["held_out_ppl"]) and post["norm"] == "post" and post["warmup_steps"] == 0
+    assert pre["outcome"] == "trained" and pre["held_out_ppl"] == 40.0 and pre["warmup_steps"] == 3

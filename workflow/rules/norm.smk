@@ -16,8 +16,9 @@ rule measure_norm_grad_init:
         "src/attnlab/model.py",
     output: f"{RESULTS}/measure/norm_grad_init/grad_norms.csv"
     params:
-        # the measured models are those of the training runs: rerun when their configs change
-        config_hash=lambda w: [run_hash(NORM_WARMUP[n], 0) for n in ("pre_no_warmup", "post_no_warmup")],
+        # the measured models are those of the training runs: rerun when their model configs change
+        model_hash=lambda w: [config_hash(compose([f"experiment=norm/{n}_no_warmup", f"profile={PROFILE}"]).model)
+                              for n in ("pre", "post")],
     threads: 1
     resources: mem_mb=3000, runtime=15
     log: f"{RESULTS}/measure/norm_grad_init/grad_norms.log"
