@@ -1,0 +1,111 @@
+"""The norm family: pre-norm vs post-norm in twelve-block models (norm_grad_init, norm_warmup)."""
+
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+
+from attnlab.config import compose, scaled
+from attnlab.data import load_tokens
+from attnlab.plots import curve_of, figure, smooth
+from attnlab.tables import load_runs, run_columns, seed_columns, table
+
+NORM_STYLE = {"pre": "tab:blue", "post": "tab:red"}
+
+
+@table("norm_grad_init")
+def norm_grad_init(inputs) -> pd.DataFrame:
+    """One row per parameter group and norm placement: gradient norm of blocks 1..12 and
+    last/first (the ratio per seed, then averaged), mean ± std over seeds."""
+    raw = pd.read_csv(inputs["grad_norms"][0])
+    rows = []
+    for (group, norm), cell in raw.groupby(["parameters", "norm"], sort=False):
+        per_seed = cell.pivot(index="seed", columns="block", values="grad_norm")
+        row = {"parameters": group, "norm": norm, "seeds": len(per_seed)}
+        for block in per_seed.columns:
+            row.update(seed_columns(f"block_{block}", per_seed[block].tolist()))
+        row.update(seed_columns("ratio_last_first", (per_seed[per_seed.columns[-1]] / per_seed[per_seed.columns[0]]).tolist()))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@figure("norm_grad_init")
+def norm_grad_init_figure(inputs):
+    """Per-block gradient norm, pre vs post, one panel per parameter group."""
+    raw = pd.read_csv(inputs["grad_norms"][0])
+    groups = list(dict.fromkeys(raw["parameters"]))
+    fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.8), squeeze=False)
+    for ax, group in zip(axes[0], groups):
+        for norm, cell in raw[raw["parameters"] == group].groupby("norm", sort=False):
+            stats = cell.groupby("block")["grad_norm"].agg(["mean", "std", "count"])
+            ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", ms=3, capsize=2,
+                        color=NORM_STYLE.get(norm), label=f"{norm}-norm")
+        ax.set_xlabel("block")
+        ax.set_ylabel("gradient norm")
+        ax.set_xticks(range(1, int(raw["block"].max()) + 1))
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"parameters: {group} ({int(stats['count'].iloc[0])} seeds, mean ± std)")
+        ax.legend()
+    fig.suptitle("gradient norm per block at initialisation (one batch, one backward, no step)")
+    return fig
+
+
+def run_settings(metrics: dict) -> dict:
+    """The schedule a run trained with, from its own config (experiment + profile), as actually scaled."""
+    cfg = compose([f"experiment={metrics['experiment']}", f"profile={metrics['profile']}"])
+    t = cfg.train
+    return {"norm": cfg.model.norm, "n_blocks": cfg.model.n_blocks, "lr": t.lr,
+            "warmup_steps": scaled(cfg, t.warmup_steps), "schedule": t.schedule,
+            "grad_clip": "none" if t.grad_clip is None else t.grad_clip, "batch": t.batch_size}
+
+
+def outcome(runs: list[dict]) -> str:
+    diverged = [r for r in runs if r["diverged"]]
+    if not diverged:
+        return "trained"
+    return "; ".join(f"seed {r['seed']} diverged at step {r['diverged_step']}" for r in diverged)
+
+
+@table("norm_warmup")
+def norm_warmup(inputs) -> pd.DataFrame:
+    rows = []
+    for name, paths in inputs.items():
+        runs = load_runs(paths)
+        final = [math.nan if r["final_loss"] is None else r["final_loss"] for r in runs]
+        rows.append({"run": name, **run_settings(runs[0]), **run_columns(runs),
+                     **seed_columns("final_train_loss", final), "outcome": outcome(runs)})
+    return pd.DataFrame(rows)
+
+
+def unigram_entropy(tokens: torch.Tensor) -> float:
+    """Cross-entropy (nats) of predicting every token by the split's own token frequencies:
+    the loss of a model that ignores its input, where a collapsed run sits."""
+    p = torch.bincount(tokens).double() / len(tokens)
+    p = p[p > 0]
+    return float(-(p * p.log()).sum())
+
+
+@figure("norm_warmup")
+def norm_warmup_figure(inputs):
+    """Training-loss curves of the four runs; a diverged run ends with an x at its step."""
+    df = pd.read_csv(inputs["table"][0])
+    fig, ax = plt.subplots(figsize=(7, 4))
+    train_tokens, _, _ = load_tokens(Path(inputs["tokens"][0]).parent)
+    ax.axhline(unigram_entropy(train_tokens), color="grey", ls=":", lw=1,
+               label="unigram (token frequencies, no context)")
+    for _, row in df.iterrows():
+        curve = curve_of(inputs[row["run"]][0])
+        style = "-" if row["warmup_steps"] else "--"
+        label = f"{row['norm']}-norm, warmup {row['warmup_steps']}"
+        label += f" (held-out ppl {row['held_out_ppl']:.1f})" if np.isfinite(row["held_out_ppl"]) else f" ({row['outcome']})"
+        line, = ax.plot(curve["step"], smooth(curve["loss"]), style, color=NORM_STYLE.get(row["norm"]), lw=1.2, label=label)
+        if row["outcome"] != "trained":
+            ax.plot(curve["step"].iloc[-1], curve["loss"].iloc[-1], "x", color=line.get_color(), ms=8)
+    ax.set_xlabel("step")
+    ax.set_ylabel("training loss (smoothed)")
+    ax.set_title(f"twelve blocks, lr {df['lr'].iloc[0]:g}, schedule {df['schedule'].iloc[0]}, clip {df['grad_clip'].iloc[0]}")
+    ax.legend(fontsize=7)
+    return fig
