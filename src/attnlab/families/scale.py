@@ -108,7 +108,7 @@ def softmax_saturation_figure(inputs):
             parts[key].set_color(COLORS[variant])
         ax.plot([], [], color=COLORS[variant], lw=6, alpha=0.5, label=variant)
     ax.set_xticks(range(len(widths)), [str(d) for d in widths])
-    ax.set(xlabel="d_k", ylabel="Σ_i w_i(1 − w_i) per row", ylim=(0, 1))
+    ax.set(xlabel="d_k", ylabel=r"$\sum_i w_i(1-w_i)$ per row", ylim=(0, 1))
     ax.legend(loc="lower left")
     return fig
 
