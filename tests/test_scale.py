@@ -108,3 +108,32 @@ def test_runaway_config_and_score_std_at_initialisation():
     # 1/(3·128), so q_j, k_j have variance 2/3 and q·k over 1024 dims has std 1024^½ · 2/3
     assert stats["block1_score_std"] == pytest.approx(math.sqrt(1024) * 2 / 3, rel=0.15)
     assert 0 <= stats["block1_onehot_share"] <= 1 and stats["block1_entropy"] > 0
+
+
+def _fake_run(folder, ppl, n_heads=1, d_head=None, score_std=(1.0, 2.0)):
+    folder.mkdir(parents=True)
+    (folder / "metrics.json").write_text(json.dumps({
+        "params": 1000, "train_ppl": ppl, "held_out_ppl": {"128": ppl}, "steps": 3, "diverged": False,
+        "diverged_step": None, "config_hash": folder.name, "commit": "abc", "dirty": False}))
+    (folder / "config.yaml").write_text(yaml.safe_dump({"config": {
+        "model": {"d_model": 128, "n_heads": n_heads, "d_head": d_head, "attn_input_norm": True},
+        "train": {"steps": 1500, "batch_size": 32}}}))
+    pd.DataFrame({"step": [0, 3], "block1_score_std": score_std, "block1_entropy": [3.0, 1.0],
+                  "block1_onehot_share": [0.0, 0.5]}).to_csv(folder / "evals.csv", index=False)
+    return [str(folder / "metrics.json")]
+
+
+def test_training_tables_pair_the_variants(tmp_path):
+    inputs = {"d32__divided": _fake_run(tmp_path / "a", 40.0, n_heads=4),
+              "d32__undivided": _fake_run(tmp_path / "b", 39.0, n_heads=4),
+              "d1024__divided": _fake_run(tmp_path / "c", 50.0, d_head=1024),
+              "d1024__undivided": _fake_run(tmp_path / "d", 67.0, d_head=1024, score_std=(21.0, 5000.0))}
+    df = scale.scale_training(inputs)
+    assert df["d_k"].tolist() == [32, 1024]
+    assert df["difference"].tolist() == pytest.approx([-1.0, 17.0])
+    assert df["config_hash"].tolist() == ["a/b", "c/d"]
+    with pytest.raises(ValueError, match="d32"):
+        scale.scale_training({"d32__divided": inputs["d32__divided"]})
+    runaway = scale.score_runaway({"divided": inputs["d1024__divided"], "undivided": inputs["d1024__undivided"]})
+    assert runaway.set_index("variant")["score_std_trained"].to_dict() == {"divided": 2.0, "undivided": 5000.0}
+    assert runaway["score_std_init"].tolist() == [1.0, 21.0]

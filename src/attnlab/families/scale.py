@@ -191,6 +191,7 @@ def score_runaway(inputs) -> pd.DataFrame:
             **seed_columns("score_std_trained", [e["block1_score_std"] for e in last]),
             **seed_columns("entropy_init", [e["block1_entropy"] for e in first]),
             **seed_columns("entropy_trained", [e["block1_entropy"] for e in last]),
+            **seed_columns("onehot_share_init", [e["block1_onehot_share"] for e in first]),
             **seed_columns("onehot_share_trained", [e["block1_onehot_share"] for e in last]),
             **run_columns(load_runs(paths)),
         })
