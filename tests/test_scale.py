@@ -69,9 +69,9 @@ def test_cli_and_tables(tmp_path):
     tokens = scale.effective_tokens(rows)
     assert tokens["d_k"].tolist() == [4, 256] and tokens["rows"].tolist() == [50, 50]
     assert (tokens["mean_effective_undivided"] <= tokens["mean_effective_divided"]).all()
-    assert tokens["example_largest_undivided"].between(1 / 64, 1).all()
+    assert tokens["largest_undivided"].between(1 / 64, 1).all()
     saturation = scale.softmax_saturation(rows)
-    assert saturation["frozen_share_divided"].tolist() == [0.0, 0.0]
+    assert saturation["frozen_divided"].tolist() == [0.0, 0.0]
     variance = scale.score_variance({"pairs": [str(tmp_path / "score_variance.csv")],
                                      "meta": [str(tmp_path / "score_variance.json")]})
     assert variance["d"].tolist() == [4, 256]
@@ -135,5 +135,5 @@ def test_training_tables_pair_the_variants(tmp_path):
     with pytest.raises(ValueError, match="d32"):
         scale.scale_training({"d32__divided": inputs["d32__divided"]})
     runaway = scale.score_runaway({"divided": inputs["d1024__divided"], "undivided": inputs["d1024__undivided"]})
-    assert runaway.set_index("variant")["score_std_trained"].to_dict() == {"divided": 2.0, "undivided": 5000.0}
+    assert runaway.set_index("variant")["score_std_final"].to_dict() == {"divided": 2.0, "undivided": 5000.0}
     assert runaway["score_std_init"].tolist() == [1.0, 21.0]

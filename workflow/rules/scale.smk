@@ -3,12 +3,14 @@
 # measures the chapter's sample sizes (configs/measure/scale.yaml).
 
 SCALE_SETTINGS = "configs/measure/scale.yaml"
-RANDOM_ROWS_CODE = "src/attnlab/measure/random_rows.py"
+# an edit of the settings or of the measuring code reruns both measurements
+RANDOM_ROWS_CODE = code_hash(SCALE_SETTINGS, "src/attnlab/measure/random_rows.py")
 
 
 rule measure_score_variance:
-    input: settings=SCALE_SETTINGS, code=RANDOM_ROWS_CODE
+    input: settings=SCALE_SETTINGS
     output: csv=f"{RESULTS}/measure/score_variance/pairs.csv", meta=f"{RESULTS}/measure/score_variance/meta.json"
+    params: code=RANDOM_ROWS_CODE
     threads: 1
     resources: mem_mb=1000, runtime=5
     log: f"{RESULTS}/measure/score_variance/measure.log"
@@ -18,8 +20,9 @@ rule measure_score_variance:
 
 
 rule measure_random_rows:
-    input: settings=SCALE_SETTINGS, code=RANDOM_ROWS_CODE
+    input: settings=SCALE_SETTINGS
     output: csv=f"{RESULTS}/measure/random_rows/rows.csv", meta=f"{RESULTS}/measure/random_rows/meta.json"
+    params: code=RANDOM_ROWS_CODE
     threads: 1
     resources: mem_mb=1000, runtime=5
     log: f"{RESULTS}/measure/random_rows/measure.log"

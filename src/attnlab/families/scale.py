@@ -53,11 +53,12 @@ def effective_tokens(inputs) -> pd.DataFrame:
     rows = _measured(inputs, "rows")
     example = rows[rows["row"] == 0]
     out = pd.DataFrame(index=sorted(rows["d_k"].unique()))
-    for prefix, source, how in (("example", example, "first"), ("mean", rows, "mean")):
+    # the chapter prints one row: its columns get the plain names, the means over all rows `mean_`
+    for prefix, source, how in (("", example, "first"), ("mean_", rows, "mean")):
         for column, short in (("effective_tokens", "effective"), ("largest_weight", "largest")):
             per_variant = _per_variant(source, column, how)
             for variant in VARIANTS:
-                out[f"{prefix}_{short}_{variant}"] = per_variant[variant]
+                out[f"{prefix}{short}_{variant}"] = per_variant[variant]
     out["rows"] = rows.groupby("d_k")["row"].nunique()
     out["keys"] = _meta(inputs)["keys"]
     return out.rename_axis("d_k").reset_index()
@@ -70,7 +71,7 @@ def effective_tokens_figure(inputs):
     for variant in VARIANTS:
         ax.plot(df["d_k"], df[f"mean_effective_{variant}"], "o-", color=COLORS[variant],
                 label=f"{variant}: mean over {df['rows'][0]:,} rows")
-        ax.plot(df["d_k"], df[f"example_effective_{variant}"], "x", color=COLORS[variant], ms=7,
+        ax.plot(df["d_k"], df[f"effective_{variant}"], "x", color=COLORS[variant], ms=7,
                 label=f"{variant}: one example row")
     ax.axhline(df["keys"][0], color="0.6", lw=0.8, ls="--")
     ax.set(xscale="log", yscale="log", xlabel="d_k", ylabel=f"effective tokens (of {df['keys'][0]})")
@@ -83,8 +84,8 @@ def effective_tokens_figure(inputs):
 def softmax_saturation(inputs) -> pd.DataFrame:
     rows = _measured(inputs, "rows")
     out = pd.DataFrame(index=sorted(rows["d_k"].unique()))
-    for column, how, name in (("jacobian_sum", "mean", "jacobian_sum"), ("frozen", "mean", "frozen_share")):
-        per_variant = _per_variant(rows, column, how)
+    for column, name in (("jacobian_sum", "jacobian"), ("frozen", "frozen")):
+        per_variant = _per_variant(rows, column, "mean")
         for variant in VARIANTS:
             out[f"{name}_{variant}"] = per_variant[variant]
     out["frozen_below"] = _meta(inputs)["frozen_below"]
@@ -146,8 +147,8 @@ def scale_training(inputs) -> pd.DataFrame:
             "d_k": model["d_head"] or model["d_model"] // model["n_heads"], "heads": model["n_heads"],
             "budget": f"{train['steps']} steps × batch {train['batch_size']}",
             "ln_before_qkv": model["attn_input_norm"],
-            **seed_columns("held_out_ppl_divided", ppl["divided"]),
-            **seed_columns("held_out_ppl_undivided", ppl["undivided"]),
+            **seed_columns("divided", ppl["divided"]),
+            **seed_columns("undivided", ppl["undivided"]),
             **seed_columns("difference", [u - d for d, u in zip(ppl["divided"], ppl["undivided"])]),
             "params": columns["divided"]["params"], "steps": columns["divided"]["steps"],
             "seeds": columns["divided"]["seeds"],
@@ -165,7 +166,7 @@ def scale_training_figure(inputs):
     x = np.arange(len(df))
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for offset, variant in ((-0.2, "divided"), (0.2, "undivided")):
-        ax.bar(x + offset, df[f"held_out_ppl_{variant}"], width=0.4, color=COLORS[variant], label=variant)
+        ax.bar(x + offset, df[variant], width=0.4, color=COLORS[variant], label=variant)
     ax.set_xticks(x, labels, fontsize=8)
     ax.set_ylabel("held-out perplexity")
     ax.legend()
@@ -188,11 +189,11 @@ def score_runaway(inputs) -> pd.DataFrame:
         out.append({
             "variant": variant,
             **seed_columns("score_std_init", [e["block1_score_std"] for e in first]),
-            **seed_columns("score_std_trained", [e["block1_score_std"] for e in last]),
+            **seed_columns("score_std_final", [e["block1_score_std"] for e in last]),
             **seed_columns("entropy_init", [e["block1_entropy"] for e in first]),
-            **seed_columns("entropy_trained", [e["block1_entropy"] for e in last]),
+            **seed_columns("entropy_final", [e["block1_entropy"] for e in last]),
             **seed_columns("onehot_share_init", [e["block1_onehot_share"] for e in first]),
-            **seed_columns("onehot_share_trained", [e["block1_onehot_share"] for e in last]),
+            **seed_columns("onehot_share_final", [e["block1_onehot_share"] for e in last]),
             **run_columns(load_runs(paths)),
         })
     return pd.DataFrame(out)
