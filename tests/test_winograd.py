@@ -140,3 +140,21 @@ def test_attention_tables_average_seeds(tmp_path):
     adjs = F.winograd_adjectives({"probe": probes})
     assert set(adjs["block"]) == {2}
     assert adjs.set_index("adjective").loc["wet", "6:street"] == pytest.approx(0.95)
+
+
+def fake_metrics(path, accuracy, wrong_noun):
+    path.write_text(json.dumps({
+        "held_out": {"accuracy": accuracy, "wrong_noun": wrong_noun, "other": 100 - accuracy - wrong_noun,
+                     "sentences": 240},
+        "train": {"accuracy": 90.0}, "params": 1234, "steps": 6, "config_hash": "abc", "commit": "0123456789ab"}))
+    return str(path)
+
+
+def test_role_table_leads_with_the_chance_row(tmp_path):
+    df = F.winograd_role({"average": [fake_metrics(tmp_path / "a.json", 30.0, 50.0)],
+                          "block": [fake_metrics(tmp_path / "b.json", 90.0, 10.0)]})
+    assert list(df["model"]) == ["chance (either noun of the pair)", F.MODELS["average"], F.MODELS["block"]]
+    chance = df.iloc[0]
+    assert (chance["accuracy"], chance["wrong_noun"], chance["other"]) == (50.0, 50.0, 0.0)
+    assert df[["accuracy", "wrong_noun", "other"]].sum(axis=1).tolist() == [100.0] * 3
+    assert chance["params"] is None and df.loc[1, "params"] == 1234  # counts stay integers, chance has none

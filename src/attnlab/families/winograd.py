@@ -42,7 +42,13 @@ def winograd_category(inputs) -> pd.DataFrame:
 
 @table("winograd_role")
 def winograd_role(inputs) -> pd.DataFrame:
-    return accuracy_frame(inputs, ("accuracy", "wrong_noun", "other"))
+    df = accuracy_frame(inputs, ("accuracy", "wrong_noun", "other"))
+    # the baseline the chapter reads the average against: a coin flip between the sentence's two nouns
+    chance = {"model": "chance (either noun of the pair)", "accuracy": 50.0, "wrong_noun": 50.0, "other": 0.0}
+    df = pd.concat([pd.DataFrame([chance]), df], ignore_index=True)
+    for col in ("held_out_sentences", "params", "steps", "seeds"):  # object dtype: integers, blank for chance
+        df[col] = pd.Series([None if pd.isna(v) else int(v) for v in df[col]], dtype=object)
+    return df
 
 
 def position_columns(tokens: list[str]) -> list[str]:
