@@ -182,6 +182,9 @@ def dag(tmp_path_factory):
 def test_interrupted_dag_reruns_only_unfinished_jobs(dag):
     """Ctrl-C (SIGINT to the process group) while the second training job runs; the rerun keeps
     every finished output (same mtime) and leaves nothing half-written behind."""
+    # the averaging rows train 100 steps instead of 3-6, so the interrupt lands inside a job
+    config = dag / "configs/experiment/ladder/average.yaml"
+    config.write_text(config.read_text() + "\ntrain:\n  steps: 50000\n")
     job = snakemake(dag, *SMOKE_TARGETS, wait=False)
     finished, running = dag / RUNS[0] / "metrics.json", None
     deadline = time.monotonic() + 900
