@@ -99,8 +99,9 @@ def to_markdown(df: pd.DataFrame) -> str:
         if col.endswith("_std") and col[:-4] in df.columns:
             continue
         cells = df[col].map(fmt)
-        if f"{col}_std" in df.columns:
-            cells = cells + " ± " + df[f"{col}_std"].map(fmt)
+        if f"{col}_std" in df.columns:  # rows without a spread (one seed, a fixed row) show the value alone
+            std = df[f"{col}_std"]
+            cells = cells.where(std.isna(), cells + " ± " + std.map(fmt))
         shown[col] = cells
     return shown.to_markdown(index=False, disable_numparse=True)
 
