@@ -182,15 +182,17 @@ def dag(tmp_path_factory):
 def test_interrupted_dag_reruns_only_unfinished_jobs(dag):
     """Ctrl-C (SIGINT to the process group) while the second training job runs; the rerun keeps
     every finished output (same mtime) and leaves nothing half-written behind."""
-    # the averaging rows train 100 steps instead of 3-6, so the interrupt lands inside a job
+    # the averaging rows train 200 steps instead of 3-6, so the interrupt lands inside a job
     config = dag / "configs/experiment/ladder/average.yaml"
-    config.write_text(config.read_text() + "\ntrain:\n  steps: 50000\n")
+    config.write_text(config.read_text() + "\ntrain:\n  steps: 100000\n")
     job = snakemake(dag, *SMOKE_TARGETS, wait=False)
     finished, running = dag / RUNS[0] / "metrics.json", None
     deadline = time.monotonic() + 900
     while running is None and job.poll() is None and time.monotonic() < deadline:
         done = [r for r in RUNS if (dag / r / "metrics.json").exists()]
-        started = [r for r in RUNS if (dag / r / "train.log").exists() and r not in done]
+        # started = its progress bar has moved (the log has text), well before its 200 steps end
+        started = [r for r in RUNS if r not in done and (dag / r / "train.log").exists()
+                   and "%|" in (dag / r / "train.log").read_text(errors="replace")]
         if done and started:
             finished, running = dag / done[0] / "metrics.json", dag / started[0]
         time.sleep(0.05)
