@@ -190,7 +190,7 @@ def test_interrupted_dag_reruns_only_unfinished_jobs(dag):
     deadline = time.monotonic() + 900
     while running is None and job.poll() is None and time.monotonic() < deadline:
         done = [r for r in RUNS if (dag / r / "metrics.json").exists()]
-        # started = its progress bar has moved (the log has text), well before its 200 steps end
+        # started = its progress bar is up: imports and the first evaluation are done, 200 steps to go
         started = [r for r in RUNS if r not in done and (dag / r / "train.log").exists()
                    and "%|" in (dag / r / "train.log").read_text(errors="replace")]
         if done and started:
