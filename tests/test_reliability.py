@@ -164,8 +164,11 @@ def snakemake(folder: Path, *args: str, wait=True):
     cmd = [str(SNAKEMAKE), *args, "--cores", "1", "--config", "profile=smoke"]  # --config takes the rest
     env = {**environ(), "PYTHONPATH": str(folder / "src")}
     if not wait:  # own process group, like a terminal's foreground job
+        # SIGINT restored to its default: a shell's background job (CI under nohup ... &) starts
+        # with it ignored, and an ignored signal stays ignored across exec
         return subprocess.Popen(cmd, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     result = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result.stdout + result.stderr
