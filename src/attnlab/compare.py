@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-TIMING = re.compile(r"(_s|_ms|_per_s)$|^s_per_")
+# timing columns, and attention_scaling's measurements of the machine (times, peaks, budget)
+TIMING = re.compile(r"(_s|_ms|_per_s)$|^s_per_|^(ms_|time_|memory_|peak_mb|budget_)")
 
 
 def is_timing(column: str) -> bool:
