@@ -3,6 +3,7 @@
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -206,6 +207,21 @@ def test_evaluate_refuses_windows_past_the_learned_table(learned_run, tmp_path):
     with pytest.raises(SystemExit, match=r"\[512\].*256 rows.*max_positions"):
         evaluate_main([str(learned_run), "--lengths", "512", "--out", str(out)])
     assert not out.exists()  # nothing half-written
+
+
+def test_evaluate_refuses_a_corrupt_checkpoint(learned_run, tmp_path):
+    """Flipped bytes inside a tensor still load with torch.load; the checkpoint's checksum stops
+    them from becoming a table row."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(learned_run, run_dir)
+    checkpoint = bytearray((run_dir / "checkpoint.pt").read_bytes())
+    middle = len(checkpoint) // 2
+    checkpoint[middle:middle + 8] = bytes(b ^ 0xFF for b in checkpoint[middle:middle + 8])
+    (run_dir / "checkpoint.pt").write_bytes(checkpoint)
+    out = tmp_path / "eval.json"
+    with pytest.raises(SystemExit, match="does not match its checksum.*rerun the training"):
+        evaluate_main([str(run_dir), "--lengths", "64", "--out", str(out)])
+    assert not out.exists()
 
 
 def test_evaluate_refuses_a_folder_that_is_not_a_run(tmp_path):

@@ -22,7 +22,7 @@ from omegaconf import OmegaConf
 from attnlab import data
 from attnlab.config import ConfigError, git_commit, model_config
 from attnlab.model import LanguageModel
-from attnlab.train import CHECKPOINT, METRICS, mean_loss, perplexity, pick_device
+from attnlab.train import CHECKPOINT, METRICS, CheckpointError, read_checkpoint, mean_loss, perplexity, pick_device
 
 RUN_CONFIG = "config.yaml"
 
@@ -34,12 +34,9 @@ def load_run(run_dir: Path):
         raise ConfigError(f"run folder {run_dir} lacks {missing}: it is not a finished attnlab.train run")
     provenance = OmegaConf.load(run_dir / RUN_CONFIG)
     try:
-        ckpt = torch.load(run_dir / CHECKPOINT, map_location="cpu", weights_only=False)
-    except Exception as e:  # truncated or corrupt: say so in one line instead of a traceback
-        raise ConfigError(f"{run_dir / CHECKPOINT} is unreadable ({e}); rerun the training") from e
-    if ckpt.get("config_hash") != provenance.config_hash:
-        raise ConfigError(f"{run_dir / CHECKPOINT} was written under config {ckpt.get('config_hash')}, "
-                          f"but {run_dir / RUN_CONFIG} says {provenance.config_hash}: rerun the training")
+        ckpt = read_checkpoint(run_dir / CHECKPOINT, provenance.config_hash)
+    except CheckpointError as e:
+        raise ConfigError(f"{e}: rerun the training") from e
     cfg = provenance.config
     model = LanguageModel(model_config(cfg))
     model.load_state_dict(ckpt["model"])

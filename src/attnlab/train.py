@@ -125,22 +125,32 @@ def _save(path: Path, obj: dict) -> None:
         torch.save({**obj, "sha256": checkpoint_digest(obj)}, tmp)
 
 
-def _load_checkpoint(path: Path, expected_hash: str):
-    """The checkpoint if it is readable and belongs to this config, else None (with a warning)."""
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be trusted: unreadable, failing its checksum, or from another config."""
+
+
+def read_checkpoint(path: Path, expected_hash: str) -> dict:
+    """The checkpoint at `path`, verified against its checksum and the config it must belong to."""
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # truncated or corrupt file
+        raise CheckpointError(f"checkpoint {path} is unreadable ({e})") from e
+    if not isinstance(ckpt, dict) or ckpt.get("sha256") != checkpoint_digest(ckpt):
+        raise CheckpointError(f"checkpoint {path} does not match its checksum (corrupt)")
+    if ckpt.get("config_hash") != expected_hash:
+        raise CheckpointError(f"checkpoint {path} belongs to config {ckpt.get('config_hash')}, not {expected_hash}")
+    return ckpt
+
+
+def _resume_point(path: Path, expected_hash: str):
+    """The checkpoint to resume from, or None (with a warning): a bad one is never trusted."""
     if not path.exists():
         return None
     try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as e:  # truncated or corrupt file: start over rather than trust it
-        log.warning("checkpoint %s is unreadable (%s); starting from scratch", path, e)
+        return read_checkpoint(path, expected_hash)
+    except CheckpointError as e:
+        log.warning("%s; starting from scratch", e)
         return None
-    if not isinstance(ckpt, dict) or ckpt.get("sha256") != checkpoint_digest(ckpt):
-        log.warning("checkpoint %s does not match its checksum (corrupt); starting from scratch", path)
-        return None
-    if ckpt.get("config_hash") != expected_hash:
-        log.warning("checkpoint %s belongs to another config; starting from scratch", path)
-        return None
-    return ckpt
 
 
 def build(cfg: DictConfig, mcfg) -> tuple:
@@ -189,7 +199,7 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
     digest = config_hash(cfg)
 
     state = {"step": 0, "curve": [], "evals": [], "diverged_step": None, "train_s": 0.0}
-    ckpt = _load_checkpoint(run_dir / CHECKPOINT, digest)
+    ckpt = _resume_point(run_dir / CHECKPOINT, digest)
     if ckpt is not None:
         model.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
