@@ -56,3 +56,15 @@ def test_a_diverging_run_is_recorded_not_crashed(smoke_data, tmp_path):
     assert metrics["held_out_ppl"] == {"128": None} and metrics["train_ppl"] is None
     assert json.loads((tmp_path / "metrics.json").read_text())["diverged"]
 
+
+
+def test_a_shorter_profile_runs_a_prefix_of_the_warmup_schedule(smoke_data, tmp_path):
+    """Warmup is not scaled by the profile's budget: a run with half the budget takes the same
+    first steps, at the same learning rates, as the whole run (constant lr after warmup)."""
+    warmup = ["train.warmup_steps=6", "train.lr=3e-3"]
+    whole = train_module.train(tiny(smoke_data, *warmup), tmp_path / "whole")
+    half = train_module.train(tiny(smoke_data, *warmup, "profile.budget=0.5"), tmp_path / "half")
+    assert (whole["steps"], half["steps"]) == (8, 4)
+    whole_curve, half_curve = (pd.read_csv(tmp_path / name / "curve.csv") for name in ("whole", "half"))
+    assert half_curve["lr"].tolist() == pytest.approx([3e-3 * k / 6 for k in (1, 2, 3, 4)])
+    assert half_curve.equals(whole_curve.iloc[:4])

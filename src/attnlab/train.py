@@ -178,9 +178,11 @@ def optimizer_step(model, optimizer, loss, grad_clip: float | None) -> None:
 def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
     """Train (or resume) one run into run_dir and return its metrics; `name` labels the progress bar."""
     check_train(cfg)
+    source = git_commit()  # the code this process trains with (edits made while it runs don't count)
     mcfg = model_config(cfg)
     t = cfg.train
-    steps, warmup, eval_every = scaled(cfg, t.steps), scaled(cfg, t.warmup_steps), scaled(cfg, t.eval_interval)
+    steps, eval_every = scaled(cfg, t.steps), scaled(cfg, t.eval_interval)
+    warmup = t.warmup_steps  # not scaled: see configs/train/default.yaml
     data.prepare(cfg.data, cfg.profile.max_chars)  # no-op when the pipeline built the cache
     train_tokens, held_out, meta = data.load_tokens(cfg.data.dir)
     if meta["vocab_size"] != mcfg.vocab_size:
@@ -257,7 +259,7 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
     final = state["evals"][-1]
     metrics = {
         "experiment": name,
-        "profile": cfg.profile.name, "seed": cfg.seed, "config_hash": digest, **git_commit(),
+        "profile": cfg.profile.name, "seed": cfg.seed, "config_hash": digest, **source,
         "torch": torch.__version__, "device": str(device), "params": model.n_params(),
         "steps": steps, "steps_done": state["step"], "diverged": diverged, "diverged_step": state["diverged_step"],
         "final_loss": state["curve"][-1]["loss"] if state["curve"] else None,

@@ -240,7 +240,7 @@ def train_run(cfg: DictConfig, split: dict) -> tuple[dict, pd.DataFrame, list[di
     held_triples = [tuple(t) for t in split["held_out"]]
     mcfg = model_config(cfg)
     t = cfg.train
-    steps, warmup = scaled(cfg, t.steps), scaled(cfg, t.warmup_steps)
+    steps, warmup = scaled(cfg, t.steps), t.warmup_steps  # warmup is not scaled (configs/train/default.yaml)
     device, model, optimizer, batches = build(cfg, mcfg)
     inputs, targets = encode(lang, train_triples, vocab)
     inputs, targets = inputs.to(device), targets.to(device)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnlab.config import compose, scaled
+from attnlab.config import compose
 from attnlab.data import load_tokens
 from attnlab.plots import curve_of, figure, smooth
 from attnlab.tables import load_runs, run_columns, seed_columns, table
@@ -54,11 +54,11 @@ def norm_grad_init_figure(inputs):
 
 
 def run_settings(metrics: dict) -> dict:
-    """The schedule a run trained with, from its own config (experiment + profile), as actually scaled."""
+    """The schedule a run trained with, from its own config (experiment + profile)."""
     cfg = compose([f"experiment={metrics['experiment']}", f"profile={metrics['profile']}"])
     t = cfg.train
     return {"norm": cfg.model.norm, "n_blocks": cfg.model.n_blocks, "lr": t.lr,
-            "warmup_steps": scaled(cfg, t.warmup_steps), "schedule": t.schedule,
+            "warmup_steps": t.warmup_steps, "schedule": t.schedule,
             "grad_clip": "none" if t.grad_clip is None else t.grad_clip, "batch": t.batch_size}
 
 
@@ -90,7 +90,7 @@ def unigram_entropy(tokens: torch.Tensor) -> float:
 
 @figure("norm_warmup")
 def norm_warmup_figure(inputs):
-    """Training-loss curves of the four runs; a diverged run ends with an x at its step."""
+    """Training-loss curves of the runs; a diverged run ends with an x at its step."""
     df = pd.read_csv(inputs["table"][0])
     fig, ax = plt.subplots(figsize=(7, 4))
     train_tokens, _, _ = load_tokens(Path(inputs["tokens"][0]).parent)
@@ -98,14 +98,14 @@ def norm_warmup_figure(inputs):
                label="unigram (token frequencies, no context)")
     for _, row in df.iterrows():
         curve = curve_of(inputs[row["run"]][0])
-        style = "-" if row["warmup_steps"] else "--"
-        label = f"{row['norm']}-norm, warmup {row['warmup_steps']}"
+        style = ":" if row["grad_clip"] == "none" else "-" if row["warmup_steps"] else "--"
+        label = f"{row['norm']}-norm, warmup {row['warmup_steps']}, clip {row['grad_clip']}"
         label += f" (held-out ppl {row['held_out_ppl']:.1f})" if np.isfinite(row["held_out_ppl"]) else f" ({row['outcome']})"
         line, = ax.plot(curve["step"], smooth(curve["loss"]), style, color=NORM_STYLE.get(row["norm"]), lw=1.2, label=label)
         if row["outcome"] != "trained":
             ax.plot(curve["step"].iloc[-1], curve["loss"].iloc[-1], "x", color=line.get_color(), ms=8)
     ax.set_xlabel("step")
     ax.set_ylabel("training loss (smoothed)")
-    ax.set_title(f"twelve blocks, lr {df['lr'].iloc[0]:g}, schedule {df['schedule'].iloc[0]}, clip {df['grad_clip'].iloc[0]}")
+    ax.set_title(f"twelve blocks, lr {df['lr'].iloc[0]:g}, schedule {df['schedule'].iloc[0]}")
     ax.legend(fontsize=7)
     return fig
