@@ -3,7 +3,7 @@
 import pytest
 from omegaconf import OmegaConf
 
-from attnlab.config import ConfigError, compose, config_hash, experiments, model_config, scaled
+from attnlab.config import ROOT, ConfigError, compose, config_hash, experiments, model_config, scaled, source_files
 from attnlab.model import LanguageModel
 
 
@@ -42,3 +42,15 @@ def test_profile_budget_scales_step_counts():
 def test_bad_overrides_raise_config_errors(overrides, message):
     with pytest.raises(ConfigError, match=message):
         compose(overrides)
+
+
+def test_source_files_follow_imports_transitively():
+    """A rule's code hash covers every attnlab file its module runs, found from the imports."""
+    names = lambda module: sorted(str(p.relative_to(ROOT / "src")) for p in source_files(module))
+    evaluate = names("attnlab.evaluate")
+    # evaluate imports train (read_checkpoint), which imports model, data and config
+    assert {"attnlab/evaluate.py", "attnlab/train.py", "attnlab/model.py", "attnlab/data.py",
+            "attnlab/config.py", "attnlab/__init__.py"} <= set(evaluate)
+    assert "attnlab/winograd.py" not in evaluate and "attnlab/claims.py" not in evaluate
+    grad_norms = names("attnlab.measure.grad_norms")
+    assert {"attnlab/measure/__init__.py", "attnlab/measure/grad_norms.py", "attnlab/model.py"} <= set(grad_norms)

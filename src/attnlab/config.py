@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -150,3 +151,34 @@ def git_commit() -> dict:
         return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(git("status", "--porcelain", "--", "src", "configs"))}
     except OSError:
         return {"commit": None, "dirty": None}
+
+
+def source_files(module: str) -> set[Path]:
+    """The file of an attnlab module and of every attnlab module it imports, transitively (with the
+    packages' __init__): what `python -m module` runs, so a rule's code hash misses no file."""
+    found: set[Path] = set()
+
+    def visit(name: str) -> None:
+        parts = name.split(".")
+        for depth in range(1, len(parts)):  # importing a.b.c runs a/__init__ and a/b/__init__
+            found.add(ROOT.joinpath("src", *parts[:depth], "__init__.py"))
+        base = ROOT.joinpath("src", *parts)
+        path = base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+        if path in found:
+            return
+        found.add(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                # `from attnlab import data` names a module, `from attnlab.x import f` a function
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for imported in names:
+                target = ROOT.joinpath("src", *imported.split("."))
+                if imported.split(".")[0] == "attnlab" and (target.with_suffix(".py").is_file() or target.is_dir()):
+                    visit(imported)
+
+    visit(module)
+    return found

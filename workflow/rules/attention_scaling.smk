@@ -15,7 +15,7 @@ rule measure_attention_scaling:
     # a settings edit reruns the measurement; the budget read from the machine does not
     params:
         settings=json.dumps(SCALING_SETTINGS, sort_keys=True),
-        code=code_hash("src/attnlab/measure/attention_scaling.py", "src/attnlab/model.py"),
+        code=module_code("attnlab.measure.attention_scaling"),
     # every core (Snakemake caps this at --cores), so no other job distorts the timing
     threads: os.cpu_count() or 1
     resources: mem_mb=int(memory_budget(SCALING_SETTINGS, "cpu")[0] / MB), runtime=SCALING_SETTINGS["runtime_min"]

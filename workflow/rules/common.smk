@@ -7,7 +7,7 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-from attnlab.config import CONFIG_DIR, compose, config_hash, data_hash, experiments
+from attnlab.config import CONFIG_DIR, ROOT, compose, config_hash, data_hash, experiments, source_files
 
 PYTHON = sys.executable  # the interpreter running Snakemake (the project's environment)
 PROFILES = sorted(p.stem for p in (CONFIG_DIR / "profile").glob("*.yaml"))
@@ -24,7 +24,7 @@ EXPERIMENTS = experiments()
 
 
 def code_hash(*patterns: str) -> str:
-    """Content hash of source files, used as a param: editing them reruns the rule. (Snakemake's code
+    """Content hash of files, used as a param: editing them reruns the rule. (Snakemake's code
     trigger does not see src/, and mtime is not a rerun trigger here: see workflow/profiles/default.)"""
     digest = hashlib.sha256()
     for path in sorted(p for pattern in patterns for p in Path(workflow.basedir).glob(pattern)):
@@ -32,8 +32,14 @@ def code_hash(*patterns: str) -> str:
     return digest.hexdigest()[:16]
 
 
-MODEL_CODE = code_hash("src/attnlab/model.py", "src/attnlab/train.py", "src/attnlab/data.py")
-TABLE_CODE = code_hash("src/attnlab/tables.py", "src/attnlab/plots.py", "src/attnlab/families/*.py")
+def module_code(*modules: str, files: tuple = ()) -> str:
+    """code_hash of the source the modules run (attnlab.config.source_files) and of other files they read."""
+    return code_hash(*sorted({str(p.relative_to(ROOT)) for m in modules for p in source_files(m)}), *files)
+
+
+MODEL_CODE = module_code("attnlab.train")
+FAMILY_MODULES = [f"attnlab.families.{p.stem}" for p in Path(workflow.basedir, "src/attnlab/families").glob("[!_]*.py")]
+TABLE_CODE = module_code("attnlab.tables", "attnlab.plots", *FAMILY_MODULES)
 
 ALL_TARGETS = []
 FAMILY_RULES = sorted(str(p) for p in Path(workflow.basedir, "workflow/rules").glob("*.smk")

@@ -36,7 +36,7 @@ rule measure_analytic:
     output:
         f"{RESULTS}/measure/{{analytic}}/result.json",
     params:
-        code=code_hash("src/attnlab/measure/analytic.py", "src/attnlab/model.py"),
+        code=module_code("attnlab.measure.analytic"),
     wildcard_constraints:
         analytic="|".join(ANALYTIC_FIGURES),
     threads: 1

@@ -18,7 +18,7 @@ rule measure_norm_grad_init:
         # the measured models are those of the training runs: rerun when their model configs change
         model_hash=lambda w: [config_hash(compose([f"experiment=norm/{n}_no_warmup", f"profile={PROFILE}"]).model)
                               for n in ("pre", "post")],
-        code=code_hash("configs/measure/norm.yaml", "src/attnlab/measure/grad_norms.py", "src/attnlab/model.py"),
+        code=module_code("attnlab.measure.grad_norms", files=("configs/measure/norm.yaml",)),
     threads: 1
     resources: mem_mb=3000, runtime=15
     log: f"{RESULTS}/measure/norm_grad_init/grad_norms.log"

@@ -18,7 +18,7 @@ rule position_evaluate:
     params:
         run_dir=lambda w: run_dir("position/" + w.scheme, w.seed),
         windows=" ".join(map(str, POSITION_WINDOWS)),
-        code=code_hash("src/attnlab/evaluate.py", "src/attnlab/model.py", "src/attnlab/data.py"),
+        code=module_code("attnlab.evaluate"),
     threads: 1
     resources: mem_mb=2000, runtime=10
     log: f"{POSITION_EVAL}/{{scheme}}/seed{{seed}}.log"

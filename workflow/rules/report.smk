@@ -4,7 +4,7 @@
 # Report: snakemake --config profile=<p> --report results/<p>/report.html (the ledger is listed first:
 # the report sorts categories by name and "Claims ledger" comes before "Figures" and "Tables").
 
-CLAIMS_CODE = code_hash("configs/claims.yaml", "src/attnlab/claims.py")
+CLAIMS_CODE = module_code("attnlab.claims", files=("configs/claims.yaml",))
 
 
 def table_csvs(_wildcards=None):

@@ -4,7 +4,7 @@
 
 SCALE_SETTINGS = "configs/measure/scale.yaml"
 # an edit of the settings or of the measuring code reruns both measurements
-RANDOM_ROWS_CODE = code_hash(SCALE_SETTINGS, "src/attnlab/measure/random_rows.py")
+RANDOM_ROWS_CODE = module_code("attnlab.measure.random_rows", files=(SCALE_SETTINGS,))
 
 
 rule measure_score_variance:

@@ -8,7 +8,7 @@ from attnlab.winograd import language_hash, run_config
 WINOGRAD = f"{RESULTS}/measure/winograd"
 # The held-out sets are small, so one seed is noisy: a per-profile count, or the pipeline's if larger.
 WINOGRAD_SEEDS = list(range(max(len(SEEDS), yaml.safe_load(open(CONFIG_DIR / "winograd/_seeds.yaml"))[PROFILE])))
-WINOGRAD_CODE = code_hash("src/attnlab/winograd.py", "src/attnlab/model.py", "src/attnlab/train.py")
+WINOGRAD_CODE = module_code("attnlab.winograd")
 
 
 @functools.cache
