@@ -6,7 +6,10 @@ import math
 import pandas as pd
 import pytest
 import torch
+import yaml
+from omegaconf import OmegaConf
 
+from attnlab.config import compose
 from attnlab.families.norm import norm_grad_init, unigram_entropy
 from attnlab.measure.grad_norms import block_grad_norms
 from attnlab.model import Block, LanguageModel, ModelConfig
@@ -102,6 +105,9 @@ def test_warmup_table_records_a_diverged_run_as_a_result(tmp_path):
         path = tmp_path / name / "metrics.json"
         path.parent.mkdir()
         path.write_text(json.dumps(metrics))
+        # as the training app saves it; batch 16 is not today's config: the table must read this file
+        config = compose([f"experiment=norm/{name}", "profile=smoke", "train.batch_size=16"])
+        path.with_name("config.yaml").write_text(yaml.safe_dump({"config": OmegaConf.to_container(config)}))
         return [str(path)]
 
     df = norm_warmup({"post_no_warmup": run("post_no_warmup", 2), "pre_warmup": run("pre_warmup", None)})
@@ -109,3 +115,4 @@ def test_warmup_table_records_a_diverged_run_as_a_result(tmp_path):
     assert post["outcome"] == "seed 0 diverged at step 2" and post["diverged_at"] == "2"
     assert math.isnan(post["held_out_ppl"]) and post["norm"] == "post" and post["warmup_steps"] == 0
     assert pre["outcome"] == "trained" and pre["held_out_ppl"] == 40.0 and pre["warmup_steps"] == 200  # not scaled, even in smoke
+    assert (df["batch"] == 16).all()

@@ -38,6 +38,11 @@ def curve_of(metrics_path: str | Path) -> pd.DataFrame:
     return pd.read_csv(Path(metrics_path).with_name("curve.csv"))
 
 
+def evals_of(metrics_path: str | Path) -> pd.DataFrame:
+    """The perplexities (and attention statistics) at every evaluation, beside a run's metrics.json."""
+    return pd.read_csv(Path(metrics_path).with_name("evals.csv"))
+
+
 def smooth(series: pd.Series, frac: float = 0.02) -> pd.Series:
     return series.rolling(max(1, int(len(series) * frac)), min_periods=1).mean()
 

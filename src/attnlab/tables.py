@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from attnlab.data import atomic_path
 
@@ -42,6 +43,11 @@ def load_families() -> None:
 def load_runs(paths: list[str | Path]) -> list[dict]:
     """metrics.json of each seed of one run."""
     return [json.loads(Path(p).read_text()) for p in paths]
+
+
+def run_config(metrics_path: str | Path) -> dict:
+    """The composed config a run trained under, saved by the training app beside its metrics.json."""
+    return yaml.safe_load(Path(metrics_path).with_name("config.yaml").read_text())["config"]
 
 
 def held_out(metrics: dict, length: int | None = None) -> float:

@@ -6,10 +6,9 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import yaml
 
 from attnlab.plots import curve_of, figure, smooth
-from attnlab.tables import load_runs, run_columns, table
+from attnlab.tables import load_runs, run_columns, run_config, table
 
 AVERAGE_LADDER_ROWS = {
     "no_context": "no context: embedding → linear",
@@ -93,9 +92,8 @@ def depth_overfit(inputs) -> pd.DataFrame:
     rows = []
     for name, paths in inputs.items():
         # the depth is read from the config the run trained under, not from the row's name
-        config = yaml.safe_load(Path(paths[0]).with_name("config.yaml").read_text())
         runs = load_runs(paths)
-        rows.append({"blocks": config["config"]["model"]["n_blocks"], "experiment": runs[0]["experiment"],
+        rows.append({"blocks": run_config(paths[0])["model"]["n_blocks"], "experiment": runs[0]["experiment"],
                      **run_columns(runs)})
     return pd.DataFrame(rows)
 

@@ -8,10 +8,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnlab.config import compose
 from attnlab.data import load_tokens
-from attnlab.plots import curve_of, figure, smooth
-from attnlab.tables import load_runs, run_columns, seed_columns, table
+from attnlab.plots import curve_of, evals_of, figure, smooth
+from attnlab.tables import load_runs, run_columns, run_config, seed_columns, table
 
 NORM_STYLE = {"pre": "tab:blue", "post": "tab:red"}
 
@@ -53,13 +52,13 @@ def norm_grad_init_figure(inputs):
     return fig
 
 
-def run_settings(metrics: dict) -> dict:
-    """The schedule a run trained with, from its own config (experiment + profile)."""
-    cfg = compose([f"experiment={metrics['experiment']}", f"profile={metrics['profile']}"])
-    t = cfg.train
-    return {"norm": cfg.model.norm, "n_blocks": cfg.model.n_blocks, "lr": t.lr,
-            "warmup_steps": t.warmup_steps, "schedule": t.schedule,
-            "grad_clip": "none" if t.grad_clip is None else t.grad_clip, "batch": t.batch_size}
+def run_settings(metrics_path: str) -> dict:
+    """The schedule a run trained with, read from the config it saved (not from today's configs)."""
+    cfg = run_config(metrics_path)
+    t = cfg["train"]
+    return {"norm": cfg["model"]["norm"], "n_blocks": cfg["model"]["n_blocks"], "lr": t["lr"],
+            "warmup_steps": t["warmup_steps"], "schedule": t["schedule"],
+            "grad_clip": "none" if t["grad_clip"] is None else t["grad_clip"], "batch": t["batch_size"]}
 
 
 def outcome(runs: list[dict]) -> str:
@@ -75,7 +74,7 @@ def norm_warmup(inputs) -> pd.DataFrame:
     for name, paths in inputs.items():
         runs = load_runs(paths)
         final = [math.nan if r["final_loss"] is None else r["final_loss"] for r in runs]
-        rows.append({"run": name, **run_settings(runs[0]), **run_columns(runs),
+        rows.append({"run": name, **run_settings(paths[0]), **run_columns(runs),
                      **seed_columns("final_train_loss", final), "outcome": outcome(runs)})
     return pd.DataFrame(rows)
 
@@ -90,22 +89,28 @@ def unigram_entropy(tokens: torch.Tensor) -> float:
 
 @figure("norm_warmup")
 def norm_warmup_figure(inputs):
-    """Training-loss curves of the runs; a diverged run ends with an x at its step."""
+    """Training loss per step and held-out loss at every evaluation, one line per run (a diverged
+    run ends with an x at its step); the gap between the panels is overfitting."""
     df = pd.read_csv(inputs["table"][0])
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, (train_ax, held_ax) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     train_tokens, _, _ = load_tokens(Path(inputs["tokens"][0]).parent)
-    ax.axhline(unigram_entropy(train_tokens), color="grey", ls=":", lw=1,
-               label="unigram (token frequencies, no context)")
+    for ax in (train_ax, held_ax):
+        ax.axhline(unigram_entropy(train_tokens), color="grey", ls=":", lw=1,
+                   label="unigram (token frequencies, no context)")
     for _, row in df.iterrows():
-        curve = curve_of(inputs[row["run"]][0])
+        metrics = inputs[row["run"]][0]
+        curve, evals = curve_of(metrics), evals_of(metrics)
         style = ":" if row["grad_clip"] == "none" else "-" if row["warmup_steps"] else "--"
         label = f"{row['norm']}-norm, warmup {row['warmup_steps']}, clip {row['grad_clip']}"
         label += f" (held-out ppl {row['held_out_ppl']:.1f})" if np.isfinite(row["held_out_ppl"]) else f" ({row['outcome']})"
-        line, = ax.plot(curve["step"], smooth(curve["loss"]), style, color=NORM_STYLE.get(row["norm"]), lw=1.2, label=label)
+        color = NORM_STYLE.get(row["norm"])
+        train_ax.plot(curve["step"], smooth(curve["loss"]), style, color=color, lw=1.2)
+        held_column = [c for c in evals.columns if c.startswith("held_out_ppl_")][0]
+        held_ax.plot(evals["step"], np.log(evals[held_column]), style, marker="o", ms=3, color=color, lw=1.2, label=label)
         if row["outcome"] != "trained":
-            ax.plot(curve["step"].iloc[-1], curve["loss"].iloc[-1], "x", color=line.get_color(), ms=8)
-    ax.set_xlabel("step")
-    ax.set_ylabel("training loss (smoothed)")
-    ax.set_title(f"twelve blocks, lr {df['lr'].iloc[0]:g}, schedule {df['schedule'].iloc[0]}")
-    ax.legend(fontsize=7)
+            train_ax.plot(curve["step"].iloc[-1], curve["loss"].iloc[-1], "x", color=color, ms=8)
+    train_ax.set(xlabel="step", ylabel="loss (nats)", title="training loss (smoothed)")
+    held_ax.set(xlabel="step", title="held-out loss = ln(perplexity), every evaluation", ylim=(None, 7.5))
+    fig.suptitle(f"twelve blocks, lr {df['lr'].iloc[0]:g}, batch {df['batch'].iloc[0]}, schedule {df['schedule'].iloc[0]}")
+    held_ax.legend(fontsize=7)
     return fig

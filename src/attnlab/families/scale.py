@@ -7,10 +7,9 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import yaml
 
-from attnlab.plots import figure
-from attnlab.tables import held_out, load_runs, run_columns, seed_columns, table
+from attnlab.plots import evals_of, figure
+from attnlab.tables import held_out, load_runs, run_columns, run_config, seed_columns, table
 
 VARIANTS = ("divided", "undivided")
 COLORS = {"divided": "tab:blue", "undivided": "tab:red"}
@@ -116,11 +115,6 @@ def softmax_saturation_figure(inputs):
 
 # --- training with and without the division -------------------------------------------------
 
-def run_config(metrics_path: str) -> dict:
-    """The composed config the training app saved beside a run's metrics.json."""
-    return yaml.safe_load(Path(metrics_path).with_name("config.yaml").read_text())["config"]
-
-
 def _variants(inputs) -> dict[str, dict[str, list[str]]]:
     """Inputs named `<row>__<variant>` grouped as {row: {variant: paths}}, in order."""
     rows: dict[str, dict[str, list[str]]] = {}
@@ -174,10 +168,6 @@ def scale_training_figure(inputs):
 
 
 # --- the runaway of the undivided head ---------------------------------------------------------
-
-def evals_of(metrics_path: str) -> pd.DataFrame:
-    return pd.read_csv(Path(metrics_path).with_name("evals.csv"))
-
 
 @table("score_runaway")
 def score_runaway(inputs) -> pd.DataFrame:
