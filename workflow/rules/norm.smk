@@ -5,8 +5,9 @@ NORM_WARMUP = {
     "pre_warmup": "norm/pre_warmup",
     "post_no_warmup": "norm/post_no_warmup",
     "post_warmup": "norm/post_warmup",
-    # not a chapter row: the same run without the clipping we chose, to show what it does
+    # not chapter rows: post_warmup without each unstated detail we chose, to show what it does
     "post_warmup_no_clip": "norm/post_warmup_no_clip",
+    "post_warmup_batch64": "norm/post_warmup_batch64",
 }
 
 

@@ -3,8 +3,8 @@
     python -m attnlab.measure.grad_norms --profile quick --out grad_norms.csv
 
 For each norm placement (pre, post) and seed k: build the twelve-block model of experiment
-norm/<norm>_no_warmup exactly as `attnlab.train` does with seed k, draw the first training
-batch of that run, do one forward and one backward (no optimiser step) and record the L2
+norm/<norm>_no_warmup exactly as `attnlab.train` does with seed k, draw a batch as that run
+draws its first one (of configs/measure/norm.yaml's size), do one forward and one backward (no optimiser step) and record the L2
 norm of the gradient of each block's parameters, for two parameter groups:
   all            every parameter of the block (attention, MLP, both LayerNorms);
   attention_qkv  the attention input maps W_q, W_k, W_v together (what one fused qkv
