@@ -68,3 +68,24 @@ def test_a_shorter_profile_runs_a_prefix_of_the_warmup_schedule(smoke_data, tmp_
     whole_curve, half_curve = (pd.read_csv(tmp_path / name / "curve.csv") for name in ("whole", "half"))
     assert half_curve["lr"].tolist() == pytest.approx([3e-3 * k / 6 for k in (1, 2, 3, 4)])
     assert half_curve.equals(whole_curve.iloc[:4])
+
+
+def test_a_run_resumed_under_another_commit_records_both(smoke_data, tmp_path, monkeypatch):
+    real_batch, calls = train_module.data.random_batch, []
+
+    def dies_at_step_7(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 7:  # after the step-4 checkpoint
+            raise KeyboardInterrupt
+        return real_batch(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "git_commit", lambda: {"commit": "a" * 40, "dirty": False})
+    monkeypatch.setattr(train_module.data, "random_batch", dies_at_step_7)
+    with pytest.raises(KeyboardInterrupt):
+        train_module.train(tiny(smoke_data), tmp_path)
+    monkeypatch.setattr(train_module.data, "random_batch", real_batch)
+    monkeypatch.setattr(train_module, "git_commit", lambda: {"commit": "b" * 40, "dirty": True})
+    metrics = train_module.train(tiny(smoke_data), tmp_path)
+    assert metrics["commit"] == "a" * 40 and metrics["dirty"]
+    assert metrics["sources"] == [{"commit": "a" * 40, "dirty": False, "from_step": 0},
+                                  {"commit": "b" * 40, "dirty": True, "from_step": 4}]

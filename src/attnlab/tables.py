@@ -76,7 +76,8 @@ def run_columns(runs: list[dict]) -> dict:
         "steps": runs[0]["steps"], "seeds": len(runs),
         "diverged_at": ",".join(map(str, diverged)) if diverged else "",
         "config_hash": runs[0]["config_hash"],
-        "commit": (runs[0].get("commit") or "")[:10] + ("+dirty" if runs[0].get("dirty") else ""),
+        "commit": (runs[0].get("commit") or "")[:10] + ("+dirty" if runs[0].get("dirty") else "")
+                  + ("+resumed" if len(runs[0].get("sources", [])) > 1 else ""),  # under another commit
     }
 
 

@@ -178,7 +178,7 @@ def optimizer_step(model, optimizer, loss, grad_clip: float | None) -> None:
 def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
     """Train (or resume) one run into run_dir and return its metrics; `name` labels the progress bar."""
     check_train(cfg)
-    source = git_commit()  # the code this process trains with (edits made while it runs don't count)
+    source = git_commit()  # read before training: edits made while it runs are not its code
     mcfg = model_config(cfg)
     t = cfg.train
     steps, eval_every = scaled(cfg, t.steps), scaled(cfg, t.eval_interval)
@@ -208,6 +208,10 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
         batches.set_state(ckpt["batches"])
         state = ckpt["state"]
         log.info("resuming from step %d", state["step"])
+    # the code each process trained with: a run resumed under another commit says so in its metrics
+    sources = state.setdefault("sources", [])
+    if not sources or {k: sources[-1][k] for k in source} != source:
+        sources.append({**source, "from_step": state["step"]})
 
     def checkpoint():
         _save(run_dir / CHECKPOINT, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
@@ -259,7 +263,8 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
     final = state["evals"][-1]
     metrics = {
         "experiment": name,
-        "profile": cfg.profile.name, "seed": cfg.seed, "config_hash": digest, **source,
+        "profile": cfg.profile.name, "seed": cfg.seed, "config_hash": digest,
+        "commit": sources[0]["commit"], "dirty": any(s["dirty"] for s in sources), "sources": sources,
         "torch": torch.__version__, "device": str(device), "params": model.n_params(),
         "steps": steps, "steps_done": state["step"], "diverged": diverged, "diverged_step": state["diverged_step"],
         "final_loss": state["curve"][-1]["loss"] if state["curve"] else None,
