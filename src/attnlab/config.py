@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import re
 import subprocess
 import typing
@@ -144,7 +145,11 @@ def check_train(cfg: DictConfig) -> None:
 
 
 def git_commit() -> dict:
-    """The commit a result came from, and whether the tree had uncommitted changes."""
+    """The commit a result came from, and whether the tree had uncommitted changes. A copy of a
+    committed tree without .git (sent to another machine) is named by ATTNLAB_COMMIT."""
+    if os.environ.get("ATTNLAB_COMMIT"):
+        return {"commit": os.environ["ATTNLAB_COMMIT"], "dirty": False}
+
     def git(*args):
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     try:
