@@ -196,9 +196,15 @@ def test_evaluate_reproduces_the_runs_own_perplexity(learned_run, tmp_path):
     assert result["held_out_ppl"]["64"] == pytest.approx(metrics["held_out_ppl"]["64"], rel=1e-6)
     assert all(math.isfinite(result["held_out_ppl"][n]) for n in ("128", "256"))
     assert result["windows"] == {"64": 8, "128": 8, "256": 8}  # the smoke profile's cap
-    # the table reads these files: one row, one column per window, the run's provenance
-    row = position_extrapolation({"learned": [str(out)]}).iloc[0]
-    assert row["ppl_256"] == result["held_out_ppl"]["256"]
+    # the run evaluated itself at every window (train.eval_lengths) with the same numbers
+    assert metrics["held_out_ppl"] == pytest.approx(result["held_out_ppl"], rel=1e-6)
+
+
+def test_the_table_reads_every_window_of_the_runs(learned_run):
+    metrics = json.loads((learned_run / "metrics.json").read_text())
+    row = position_extrapolation({"learned": [str(learned_run / "metrics.json")]}).iloc[0]
+    assert row["trained_at"] == 64
+    assert [row[f"ppl_{n}"] for n in (64, 128, 256)] == [metrics["held_out_ppl"][str(n)] for n in (64, 128, 256)]
     assert row["params"] == metrics["params"] and row["config_hash"] == metrics["config_hash"]
 
 

@@ -17,8 +17,10 @@ from attnlab.model import ModelConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = ROOT / "configs"
-# Settings that change how fast a run goes or where verified data comes from, not what it computes.
-NOT_HASHED = ("train.threads", "train.device", "data.corpus.local", "data.corpus.url", "data.corpus.timeout_s")
+# Settings that change how fast a run goes, where verified data comes from or how many seeds the
+# pipeline trains, not what one run computes.
+NOT_HASHED = ("train.threads", "train.device", "data.corpus.local", "data.corpus.url", "data.corpus.timeout_s",
+              "profile.seeds", "profile.winograd_seeds")
 
 
 class ConfigError(ValueError):
@@ -88,6 +90,25 @@ def config_hash(cfg: DictConfig) -> str:
             node = node.get(parent, {})
         node.pop(key, None)
     return _digest(container)
+
+
+# Overrides every pipeline run gets (what it is, where it runs); anything else is an ablation of it.
+ROUTINE_OVERRIDES = ("experiment", "profile", "seed", "train.threads", "train.device", "data.corpus.local")
+
+
+def ablations(overrides) -> list[str]:
+    """The overrides of a command line that change a run from its experiment's config."""
+    return [o for o in overrides
+            if not o.lstrip("+~").startswith("hydra") and o.lstrip("+~").split("=")[0] not in ROUTINE_OVERRIDES]
+
+
+def provenance(cfg: DictConfig) -> dict:
+    """The composed config as published: without the machine's own corpus path (the corpus is
+    identified by its sha256)."""
+    container = resolved(cfg)
+    if "data" in container:
+        container["data"]["corpus"]["local"] = None
+    return container
 
 
 def data_hash(cfg: DictConfig) -> str:

@@ -51,9 +51,10 @@ def run_config(metrics_path: str | Path) -> dict:
 
 
 def held_out(metrics: dict, length: int | None = None) -> float:
-    """Held-out perplexity at `length` (default: the run's first evaluated length); NaN if diverged."""
+    """Held-out perplexity at `length` (default: the shortest evaluated window, the training length
+    where a run evaluates several); NaN if diverged."""
     values = metrics["held_out_ppl"]
-    value = values[str(length)] if length is not None else next(iter(values.values()))
+    value = values[str(length if length is not None else min(map(int, values)))]
     return math.nan if value is None else value
 
 
@@ -66,10 +67,16 @@ def seed_columns(name: str, values: list[float]) -> dict:
     return out
 
 
+def overridden(runs: list[dict]) -> dict:
+    """An `overrides` column for runs trained with command-line ablations (override=...), else nothing."""
+    found = sorted({o for r in runs for o in r.get("overrides", [])})
+    return {"overrides": " ".join(found)} if found else {}
+
+
 def run_columns(runs: list[dict]) -> dict:
     """The columns every trained row carries: size, outcome, provenance."""
     diverged = [r["diverged_step"] for r in runs if r["diverged"]]
-    return {
+    return {**overridden(runs),
         "params": runs[0]["params"],
         **seed_columns("train_ppl", [math.nan if r["train_ppl"] is None else r["train_ppl"] for r in runs]),
         **seed_columns("held_out_ppl", [held_out(r) for r in runs]),

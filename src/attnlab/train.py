@@ -27,13 +27,13 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from attnlab import data
-from attnlab.config import (ConfigError, check_train, compose, config_hash, git_commit, model_config, resolved,
-                            scaled)
+from attnlab.config import (ConfigError, ablations, check_train, compose, config_hash, git_commit, model_config,
+                            provenance, scaled)
 from attnlab.model import LanguageModel
 
 log = logging.getLogger("attnlab.train")
-# hand-made runs without experiment= land in outputs/<profile>/default/ (configs/config.yaml)
-OmegaConf.register_new_resolver("or_default", lambda value: "default" if value in (None, "None") else value,
+# hand-made runs land in outputs/<profile>/<experiment or default>/<overrides or default>/seed<k>/ (configs/config.yaml)
+OmegaConf.register_new_resolver("or_default", lambda value: "default" if value in (None, "None", "") else value,
                                 replace=True)
 CHECKPOINT, METRICS, CURVE, EVALS = "checkpoint.pt", "metrics.json", "curve.csv", "evals.csv"
 
@@ -175,14 +175,19 @@ def optimizer_step(model, optimizer, loss, grad_clip: float | None) -> None:
     optimizer.step()
 
 
-def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
-    """Train (or resume) one run into run_dir and return its metrics; `name` labels the progress bar."""
+def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str] = ()) -> dict:
+    """Train (or resume) one run into run_dir and return its metrics; `name` labels the progress bar,
+    `overrides` (recorded) are the ablations of its experiment's config."""
+    overrides = list(overrides)
     check_train(cfg)
     source = git_commit()  # read before training: edits made while it runs are not its code
     mcfg = model_config(cfg)
     t = cfg.train
     steps, eval_every = scaled(cfg, t.steps), scaled(cfg, t.eval_interval)
     warmup = t.warmup_steps  # not scaled: see configs/train/default.yaml
+    if steps != t.steps:
+        log.info("profile %s runs %d of train.steps=%d (budget %g; warmup %d is not scaled)",
+                 cfg.profile.name, steps, t.steps, cfg.profile.budget, warmup)
     data.prepare(cfg.data, cfg.profile.max_chars)  # no-op when the pipeline built the cache
     train_tokens, held_out, meta = data.load_tokens(cfg.data.dir)
     if meta["vocab_size"] != mcfg.vocab_size:
@@ -262,7 +267,7 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run") -> dict:
     checkpoint()
     final = state["evals"][-1]
     metrics = {
-        "experiment": name,
+        "experiment": name, "overrides": overrides,
         "profile": cfg.profile.name, "seed": cfg.seed, "config_hash": digest,
         "commit": sources[0]["commit"], "dirty": any(s["dirty"] for s in sources), "sources": sources,
         "torch": torch.__version__, "device": str(device), "params": model.n_params(),
@@ -292,17 +297,21 @@ def _write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
 @hydra.main(config_path="../../configs", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
+    task = list(HydraConfig.get().overrides.task)
     try:
         check_train(cfg)
         model_config(cfg)
-        provenance = {"overrides": list(HydraConfig.get().overrides.task), "config_hash": config_hash(cfg),
-                      "config": resolved(cfg)}
-        train(cfg, run_dir, HydraConfig.get().runtime.choices.get("experiment") or "default")
+        record = {"overrides": task, "config_hash": config_hash(cfg), "config": provenance(cfg)}
+        metrics = train(cfg, run_dir, HydraConfig.get().runtime.choices.get("experiment") or "default", ablations(task))
         # written last so the folder only claims a config once a run finished under it
-        data.write_text(run_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(provenance)))
+        data.write_text(run_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(record)))
     except (ConfigError, data.DataError) as e:
         _remove_empty(run_dir)  # nothing half-written
         sys.exit(f"error: {e}")
+    length, ppl = next(iter(metrics["held_out_ppl"].items()))
+    outcome = f"diverged at step {metrics['diverged_step']}" if metrics["diverged"] else \
+        f"held-out perplexity {ppl:.2f} ({length}-token windows)"
+    print(f"{metrics['experiment']} seed {metrics['seed']}, {metrics['steps']} steps: {outcome} -> {run_dir}")
 
 
 def _remove_empty(folder: Path) -> None:

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from attnlab import data
-from attnlab.config import ConfigError, compose, config_hash, git_commit, model_config, resolved, scaled
+from attnlab.config import ConfigError, ablations, compose, config_hash, git_commit, model_config, resolved, scaled
 from attnlab.train import build, learning_rate, optimizer_step
 
 TEMPLATE = "the {x} did not cross the {y} because it was too {adj} , so the {ref} waited ."
@@ -267,6 +267,7 @@ def train_to(run: str, split_path: Path, out: Path, overrides=()) -> dict:
     cfg = run_config(run, overrides)
     split = read_split(split_path, cfg.winograd.language)
     metrics, held, probe_rows = train_run(cfg, split)
+    metrics["overrides"] = ablations(overrides)
     with data.atomic_path(out / "answers.csv") as tmp:
         held.to_csv(tmp, index=False)
     data.write_json(out / "probe.json", probe_rows)

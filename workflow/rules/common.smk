@@ -1,35 +1,92 @@
-# Shared by every rule: the profile, seeds, run paths, the composed-config hash, the table registry.
+# Shared by every rule: the pipeline's options, run paths and hashes, the table registry, and the
+# stamps that decide which jobs run.
 import functools
 import hashlib
+import json
 import shlex
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.settings.types import RerunTrigger
 
-from attnlab.config import CONFIG_DIR, ROOT, compose, config_hash, data_hash, experiments, source_files
+from attnlab.config import CONFIG_DIR, ROOT, ConfigError, compose, config_hash, data_hash, experiments, source_files
 
 PYTHON = sys.executable  # the interpreter running Snakemake (the project's environment)
+
+# --- the pipeline's options (--config name=value) ------------------------------------------------
+OPTIONS = {
+    "profile": "which profile to build: full (default), quick, smoke",
+    "seeds": "seeds per trained table row (default: the profile's)",
+    "train_threads": "torch threads per training job",
+    "override": "'<scope>: <hydra override> ...' reruns the runs in scope with those overrides",
+    "rerun": "'<scope> ...' reruns the runs in scope although nothing changed (e.g. after a code change)",
+}
+_unknown = sorted(set(config) - set(OPTIONS))
+if _unknown:
+    raise WorkflowError(f"unknown --config option(s) {_unknown}; allowed: " +
+                        "; ".join(f"{k} ({v})" for k, v in OPTIONS.items()))
 PROFILES = sorted(p.stem for p in (CONFIG_DIR / "profile").glob("*.yaml"))
 PROFILE = str(config.get("profile", "full"))
 if PROFILE not in PROFILES:
     raise WorkflowError(f"unknown profile {PROFILE!r}; allowed: {PROFILES} (--config profile=...)")
+PROFILE_CONFIG = compose([f"profile={PROFILE}"]).profile
 try:
-    SEEDS = list(range(int(config.get("seeds", 1))))
+    SEEDS = list(range(int(config.get("seeds", PROFILE_CONFIG.seeds))))
     assert SEEDS
 except (ValueError, AssertionError):
     raise WorkflowError(f"seeds={config.get('seeds')!r} must be a whole number >= 1")
 RESULTS, FIGURES = f"results/{PROFILE}", f"figures/{PROFILE}"
 EXPERIMENTS = experiments()
+WINOGRAD_RUNS = sorted(p.stem for p in (CONFIG_DIR / "winograd").glob("[!_]*.yaml"))
+# every trained run by its scope name: experiments as family/run, Winograd runs as winograd/<run>
+RUN_NAMES = EXPERIMENTS + [f"winograd/{r}" for r in WINOGRAD_RUNS]
+
+
+def in_scope(scope: str, run: str) -> bool:
+    """`ladder/average` names one run, `ladder` a family, `all` every run."""
+    return scope in ("all", run) or run.startswith(scope + "/")
+
+
+def check_scope(scope: str, option: str) -> str:
+    if not any(in_scope(scope, run) for run in RUN_NAMES):
+        families = sorted({r.split("/")[0] for r in RUN_NAMES})
+        raise WorkflowError(f"{option}: {scope!r} names no run; allowed: all, a family {families} or a run {RUN_NAMES}")
+    return scope
+
+
+def parse_overrides(value) -> list[tuple[str, list[str]]]:
+    """override='ladder/average: train.lr=3e-3 train.steps=500' (a list for several scopes)."""
+    parsed = []
+    for item in value if isinstance(value, list) else [value]:
+        scope, sep, rest = str(item).partition(":")
+        if not sep or not rest.strip():
+            raise WorkflowError(f"override={item!r}: expected '<scope>: <hydra override> ...', "
+                                "e.g. override='ladder/average: train.lr=3e-3'")
+        parsed.append((check_scope(scope.strip(), "override"), shlex.split(rest)))
+    return parsed
+
+
+OVERRIDES = parse_overrides(config["override"]) if "override" in config else []
+RERUN = [check_scope(s, "rerun") for s in str(config.get("rerun", "")).split()]
+
+
+def overrides_of(run: str) -> list[str]:
+    """The command-line overrides a run gets from `override=`, in the order given."""
+    return [o for scope, items in OVERRIDES for o in items if in_scope(scope, run)]
+
+
+def digest(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def code_hash(*patterns: str) -> str:
-    """Content hash of files, used as a param: editing them reruns the rule. (Snakemake's code
-    trigger does not see src/, and mtime is not a rerun trigger here: see workflow/profiles/default.)"""
-    digest = hashlib.sha256()
+    """Content hash of files (globs relative to the repository)."""
+    h = hashlib.sha256()
     for path in sorted(p for pattern in patterns for p in Path(workflow.basedir).glob(pattern)):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def module_code(*modules: str, files: tuple = ()) -> str:
@@ -37,43 +94,130 @@ def module_code(*modules: str, files: tuple = ()) -> str:
     return code_hash(*sorted({str(p.relative_to(ROOT)) for m in modules for p in source_files(m)}), *files)
 
 
-MODEL_CODE = module_code("attnlab.train")
-FAMILY_MODULES = [f"attnlab.families.{p.stem}" for p in Path(workflow.basedir, "src/attnlab/families").glob("[!_]*.py")]
-TABLE_CODE = module_code("attnlab.tables", "attnlab.plots", *FAMILY_MODULES)
+# --- stamps: which jobs run -----------------------------------------------------------------------
+# Each job records the key it ran under in results/<profile>/stamps/<job>.key, committed with its
+# outputs. A key covers what makes the output: a training run's is its composed config's hash
+# (which covers its data; code changes do not retrain), a measurement's its settings and code, a
+# table's or figure's its code and the keys of what it reads, so a changed run changes the key of
+# every table that reads it. A job runs when an output is missing, its stamp does not hold its key
+# (deleting a stamp or `rerun=` forces that), or a job it reads from runs for that reason. A job
+# that need not run declares no inputs, so nothing upstream of it (the uncommitted token cache) is
+# planned: a fresh clone plans only what is not published.
+# Snakemake's own triggers (params, input, code) read .snakemake/ metadata, which a clone has not,
+# and would rerun a job whose inputs were dropped: the stamps alone decide. (Its settings do not
+# exist yet while the Snakefile is read, so the workflow's answer is replaced, not the setting.)
+type(workflow).rerun_triggers = property(lambda self: frozenset({RerunTrigger.MTIME}))
+STAMPS = f"{RESULTS}/stamps"
 
+
+@dataclass(eq=False)
+class Step:
+    job: str                  # names the stamp: train/ladder/average/seed0, table_ladder, ...
+    own_key: str              # what makes the output, besides what it reads
+    outputs: list
+    inputs: dict = field(default_factory=dict)  # name -> [paths], as the rule's input
+    rerun: bool = False       # named by rerun=
+    chained: bool = True      # False: own_key covers what it reads (a run's config hash covers its data)
+
+    @property
+    def stamp(self) -> str:
+        return f"{STAMPS}/{self.job}.key"
+
+    @functools.cached_property
+    def upstream(self) -> list:
+        """The jobs whose outputs this one reads (read once every job is registered)."""
+        found = {id(STEPS[p]): STEPS[p] for paths in self.inputs.values() for p in paths if p in STEPS}
+        return list(found.values())
+
+    @functools.cached_property
+    def key(self) -> str:
+        return digest(self.own_key, [s.key for s in self.upstream]) if self.chained else self.own_key
+
+    @functools.cached_property
+    def changes(self) -> bool:
+        """It will run and may write something new: its stamp does not hold its key, or so for a
+        job it reads from. (Rebuilding a missing output under the same key, like the token cache,
+        changes nothing downstream.)"""
+        stamp = Path(self.stamp)
+        recorded = stamp.read_text().strip() if stamp.exists() else None
+        return self.rerun or recorded != self.key or self.chained and any(s.changes for s in self.upstream)
+
+    @property
+    def must_run(self) -> bool:
+        return self.changes or not all(Path(o).exists() for o in self.outputs)
+
+
+STEPS = {}  # output path -> Step
+
+
+def register(step: Step) -> Step:
+    for path in step.outputs:
+        STEPS.setdefault(path, step)
+    return STEPS[step.outputs[0]]
+
+
+def step_inputs(step: Step) -> dict:
+    """A rule's input function: nothing when the job need not run; its inputs when it must. A job
+    whose outputs all exist is then forced, as --rerun-incomplete forces incomplete ones (called
+    while Snakemake builds the DAG, before it decides what runs)."""
+    if not step.must_run:
+        return {}
+    if all(Path(o).exists() for o in step.outputs):
+        workflow.dag.forcefiles.update(step.outputs)
+    return step.inputs
+
+
+def write_stamp(cmd: str) -> str:
+    """A rule's shell: the command, its output in {log} (the last line on the console if it fails),
+    then the stamp. Rules give params.key and output.stamp."""
+    return (f"({cmd}) > {{log}} 2>&1 || {{{{ echo \"failed: $(tail -n 1 {{log}})\" >&2; exit 1; }}}}\n"
+            "echo {params.key} > {output.stamp}")
+
+
+# --- training runs --------------------------------------------------------------------------------
+def run_dir(run: str, seed) -> str:
+    return f"{RESULTS}/runs/{run}/seed{seed}"
+
+
+@functools.cache
+def train_step(run: str, seed: int) -> Step:
+    """One training job: its key is the hash of the config `python -m attnlab.train experiment=run
+    profile=... seed=... <overrides>` composes."""
+    if run not in EXPERIMENTS:
+        raise WorkflowError(f"unknown experiment {run!r}; known: {EXPERIMENTS}")
+    try:
+        key = config_hash(compose([f"experiment={run}", f"profile={PROFILE}", f"seed={seed}", *overrides_of(run)]))
+    except ConfigError as e:
+        raise WorkflowError(f"override for {run}: {e}")
+    folder = run_dir(run, seed)
+    return register(Step(f"train/{run}/seed{seed}", key, [f"{folder}/{name}" for name in RUN_FILES],
+                         {"tokens": [f"{RESULTS}/data/tokens.npy"]}, rerun=any(in_scope(s, run) for s in RERUN),
+                         chained=False))  # the config hash covers the data
+
+
+RUN_FILES = ("metrics.json", "curve.csv", "evals.csv", "config.yaml")
+
+
+def run_metrics(run: str, seeds=None) -> list[str]:
+    """metrics.json of every seed of one experiment run (its curve.csv and evals.csv sit beside it)."""
+    return [train_step(run, seed).outputs[0] for seed in (SEEDS if seeds is None else seeds)]
+
+
+# --- tables ---------------------------------------------------------------------------------------
+# id -> {"inputs": {name: [paths]}, "figure_inputs": {name: [paths]}, "figure": bool, "category": str}
+TABLES = {}
 ALL_TARGETS = []
 FAMILY_RULES = sorted(str(p) for p in Path(workflow.basedir, "workflow/rules").glob("*.smk")
                       if p.stem not in ("common", "data", "train", "tables"))
 
 
-@functools.cache
-def run_hash(run: str, seed: int) -> str:
-    """Hash of the config `python -m attnlab.train experiment=run profile=... seed=...` composes."""
-    return config_hash(compose([f"experiment={run}", f"profile={PROFILE}", f"seed={seed}"]))
-
-
-def run_dir(run: str, seed) -> str:
-    return f"{RESULTS}/runs/{run}/seed{seed}"
-
-
-def run_metrics(run: str) -> list[str]:
-    """metrics.json of every seed of one experiment run (its curve.csv and evals.csv sit beside it)."""
-    if run not in EXPERIMENTS:
-        raise WorkflowError(f"unknown experiment {run!r}; known: {EXPERIMENTS}")
-    return [f"{run_dir(run, seed)}/metrics.json" for seed in SEEDS]
-
-
-# id -> {"inputs": {name: [paths]}, "figure_inputs": {name: [paths]}, "figure": bool, "category": str}
-TABLES = {}
-
-
-def add_table(table_id, runs=None, inputs=None, figure=True, figure_inputs=None, category="Tables"):
-    """Register a table: `runs` maps row names to experiments, `inputs` names other files.
-    tables.smk turns each entry into a table rule (and a figure rule)."""
-    named = {name: run_metrics(run) for name, run in (runs or {}).items()}
+def add_table(table_id, runs=None, inputs=None, figure=True, figure_inputs=None, category="Tables", seeds=None):
+    """Register a table: `runs` maps row names to experiments (each with `seeds`, default the
+    pipeline's), `inputs` names other files. tables.smk turns each entry into a table rule (and a figure rule)."""
+    named = {name: run_metrics(run, seeds) for name, run in (runs or {}).items()}
     named.update({name: [p] if isinstance(p, str) else list(p) for name, p in (inputs or {}).items()})
     TABLES[table_id] = {"inputs": named, "figure": figure, "category": category,
-                        "figure_inputs": figure_inputs or {}}
+                        "figure_inputs": {n: [p] if isinstance(p, str) else list(p) for n, p in (figure_inputs or {}).items()}}
 
 
 def named_args(named: dict) -> str:

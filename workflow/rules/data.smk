@@ -1,35 +1,30 @@
-# corpus -> tokenizer -> token cache -> table `corpus`. Each stage composes the same Hydra config.
+# corpus -> tokenizer -> token cache -> table `corpus`. Each stage composes the same Hydra config;
+# their key is what the cache computes from (the verified corpus, its slice, the vocabulary). The
+# cache is not committed (its stamps are): it is built only when a job that reads it has to run.
 
 DATA = f"{RESULTS}/data"
+DATA_HASH = data_hash(compose([f"profile={PROFILE}"]))
+DATA_STAGES = {"corpus": ["corpus.txt"], "tokenizer": ["tokenizer.json"], "tokens": ["tokens.npy", "tokens.json"]}
 
 
-DATA_HASH = data_hash(compose([f"profile={PROFILE}"]))  # reruns the stages when what they compute changes
+def data_step(stage: str) -> Step:
+    earlier = list(DATA_STAGES)[:list(DATA_STAGES).index(stage)]
+    return register(Step(stage, DATA_HASH, [f"{DATA}/{name}" for name in DATA_STAGES[stage]],
+                         {s: [f"{DATA}/{name}" for name in DATA_STAGES[s]] for s in earlier}))
 
 
-rule corpus:
-    output: f"{DATA}/corpus.txt"
-    params: data_hash=DATA_HASH
-    resources: mem_mb=1000, runtime=10
-    log: f"{DATA}/logs/corpus.log"
-    shell: "{PYTHON} -m attnlab.data corpus profile={PROFILE} 2> {log}"
+for _stage in DATA_STAGES:
 
-
-rule tokenizer:
-    input: f"{DATA}/corpus.txt"
-    output: f"{DATA}/tokenizer.json"
-    params: data_hash=DATA_HASH
-    resources: mem_mb=2000, runtime=10
-    log: f"{DATA}/logs/tokenizer.log"
-    shell: "{PYTHON} -m attnlab.data tokenizer profile={PROFILE} 2> {log}"
-
-
-rule tokens:
-    input: f"{DATA}/corpus.txt", f"{DATA}/tokenizer.json"
-    output: f"{DATA}/tokens.npy", f"{DATA}/tokens.json"
-    params: data_hash=DATA_HASH
-    resources: mem_mb=2000, runtime=10
-    log: f"{DATA}/logs/tokens.log"
-    shell: "{PYTHON} -m attnlab.data tokens profile={PROFILE} 2> {log}"
+    rule:
+        name: _stage
+        input:
+            unpack(lambda w, _stage=_stage: step_inputs(data_step(_stage)))
+        output: *data_step(_stage).outputs, stamp=data_step(_stage).stamp
+        params: key=data_step(_stage).key, stage=_stage
+        resources: mem_mb=2000, runtime=10
+        log: f"{DATA}/logs/{_stage}.log"
+        shell:
+            write_stamp("{PYTHON} -m attnlab.data {params.stage} profile={PROFILE}")
 
 
 add_table("corpus", inputs={"meta": f"{DATA}/tokens.json"}, figure=False)

@@ -26,17 +26,27 @@ LADDER = {
 add_table("ladder", runs=LADDER)
 add_table("depth_overfit", runs={"one_block": "ladder/block", "two_blocks": "depth/two_blocks"}, figure=False)
 
-# The analytic demonstrations: no training, the same numbers in every profile. The code hash
-# is a param so that an edit to the measurement or to the model reruns them.
+# The analytic demonstrations: no training, the same numbers in every profile; an edit to the
+# measurement or to the model reruns them.
 ANALYTIC_FIGURES = {"shuffle_test": False, "average_equivalence": False, "averaging_matrix": True,
                     "attention_equivalence": False, "param_breakdown": True, "gpt2_params": False}
 
 
+def analytic_step(name: str) -> Step:
+    return register(Step(f"measure_analytic/{name}", digest(ANALYTIC_CODE, name),
+                         [f"{RESULTS}/measure/{name}/result.json"]))
+
+
+ANALYTIC_CODE = module_code("attnlab.measure.analytic")
+
+
 rule measure_analytic:
+    input:
+        unpack(lambda w: step_inputs(analytic_step(w.analytic)))
     output:
-        f"{RESULTS}/measure/{{analytic}}/result.json",
-    params:
-        code=module_code("attnlab.measure.analytic"),
+        result=f"{RESULTS}/measure/{{analytic}}/result.json",
+        stamp=f"{STAMPS}/measure_analytic/{{analytic}}.key",
+    params: key=lambda w: analytic_step(w.analytic).key
     wildcard_constraints:
         analytic="|".join(ANALYTIC_FIGURES),
     threads: 1
@@ -45,8 +55,8 @@ rule measure_analytic:
         runtime=5,
     log: f"{RESULTS}/measure/{{analytic}}/measure.log"
     shell:
-        "{PYTHON} -m attnlab.measure.analytic {wildcards.analytic} --out {output} > {log} 2>&1"
+        write_stamp("{PYTHON} -m attnlab.measure.analytic {wildcards.analytic} --out {output.result}")
 
 
 for _id, _figure in ANALYTIC_FIGURES.items():
-    add_table(_id, inputs={"result": f"{RESULTS}/measure/{_id}/result.json"}, figure=_figure)
+    add_table(_id, inputs={"result": analytic_step(_id).outputs}, figure=_figure)

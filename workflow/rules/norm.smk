@@ -9,22 +9,26 @@ NORM_WARMUP = {
     "post_warmup_no_clip": "norm/post_warmup_no_clip",
     "post_warmup_batch64": "norm/post_warmup_batch64",
 }
+GRAD_NORMS = f"{RESULTS}/measure/norm_grad_init/grad_norms.csv"
+# the measured models are those of the training runs: their model configs are part of the key
+GRAD_NORMS_STEP = register(Step(
+    "measure_norm_grad_init",
+    digest(module_code("attnlab.measure.grad_norms", files=("configs/measure/norm.yaml",)),
+           [config_hash(compose([f"experiment=norm/{n}_no_warmup", f"profile={PROFILE}"]).model) for n in ("pre", "post")]),
+    [GRAD_NORMS], {"tokens": [f"{RESULTS}/data/tokens.npy"]}))
 
 
 rule measure_norm_grad_init:
     input:
-        f"{DATA}/tokens.npy",
-    output: f"{RESULTS}/measure/norm_grad_init/grad_norms.csv"
-    params:
-        # the measured models are those of the training runs: rerun when their model configs change
-        model_hash=lambda w: [config_hash(compose([f"experiment=norm/{n}_no_warmup", f"profile={PROFILE}"]).model)
-                              for n in ("pre", "post")],
-        code=module_code("attnlab.measure.grad_norms", files=("configs/measure/norm.yaml",)),
+        unpack(lambda w: step_inputs(GRAD_NORMS_STEP))
+    output: csv=GRAD_NORMS, stamp=GRAD_NORMS_STEP.stamp
+    params: key=GRAD_NORMS_STEP.key
     threads: 1
     resources: mem_mb=3000, runtime=15
     log: f"{RESULTS}/measure/norm_grad_init/grad_norms.log"
-    shell: "{PYTHON} -m attnlab.measure.grad_norms --profile {PROFILE} --threads {threads} --out {output} > {log} 2>&1"
+    shell:
+        write_stamp("{PYTHON} -m attnlab.measure.grad_norms --profile {PROFILE} --threads {threads} --out {output.csv}")
 
 
-add_table("norm_grad_init", inputs={"grad_norms": f"{RESULTS}/measure/norm_grad_init/grad_norms.csv"})
-add_table("norm_warmup", runs=NORM_WARMUP, figure_inputs={"tokens": f"{DATA}/tokens.npy"})
+add_table("norm_grad_init", inputs={"grad_norms": GRAD_NORMS})
+add_table("norm_warmup", runs=NORM_WARMUP, figure_inputs={"tokens": f"{RESULTS}/data/tokens.npy"})

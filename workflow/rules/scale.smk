@@ -7,34 +7,35 @@ SCALE_SETTINGS = "configs/measure/scale.yaml"
 RANDOM_ROWS_CODE = module_code("attnlab.measure.random_rows", files=(SCALE_SETTINGS,))
 
 
-rule measure_score_variance:
-    input: settings=SCALE_SETTINGS
-    output: csv=f"{RESULTS}/measure/score_variance/pairs.csv", meta=f"{RESULTS}/measure/score_variance/meta.json"
-    params: code=RANDOM_ROWS_CODE
-    threads: 1
-    resources: mem_mb=1000, runtime=5
-    log: f"{RESULTS}/measure/score_variance/measure.log"
-    shell:
-        "{PYTHON} -m attnlab.measure.random_rows score_variance --config {input.settings}"
-        " --out {output.csv} --meta {output.meta} 2> {log}"
+RANDOM_ROWS = {"score_variance": "pairs", "random_rows": "rows"}  # measurement -> its CSV's name
 
 
-rule measure_random_rows:
-    input: settings=SCALE_SETTINGS
-    output: csv=f"{RESULTS}/measure/random_rows/rows.csv", meta=f"{RESULTS}/measure/random_rows/meta.json"
-    params: code=RANDOM_ROWS_CODE
-    threads: 1
-    resources: mem_mb=1000, runtime=5
-    log: f"{RESULTS}/measure/random_rows/measure.log"
-    shell:
-        "{PYTHON} -m attnlab.measure.random_rows rows --config {input.settings}"
-        " --out {output.csv} --meta {output.meta} 2> {log}"
+def random_rows_step(measure: str) -> Step:
+    folder = f"{RESULTS}/measure/{measure}"
+    return register(Step(f"measure_{measure}", digest(RANDOM_ROWS_CODE, measure),
+                         [f"{folder}/{RANDOM_ROWS[measure]}.csv", f"{folder}/meta.json"]))
 
 
-add_table("score_variance", inputs={"pairs": rules.measure_score_variance.output.csv,
-                                    "meta": rules.measure_score_variance.output.meta})
+for _measure in RANDOM_ROWS:
+
+    rule:
+        name: f"measure_{_measure}"
+        input:
+            unpack(lambda w, _measure=_measure: step_inputs(random_rows_step(_measure)))
+        output: csv=random_rows_step(_measure).outputs[0], meta=random_rows_step(_measure).outputs[1],
+                stamp=random_rows_step(_measure).stamp
+        params: key=random_rows_step(_measure).key, mode="rows" if _measure == "random_rows" else _measure
+        threads: 1
+        resources: mem_mb=1000, runtime=5
+        log: f"{RESULTS}/measure/{_measure}/measure.log"
+        shell:
+            write_stamp("{PYTHON} -m attnlab.measure.random_rows {params.mode} --config " + SCALE_SETTINGS +
+                        " --out {output.csv} --meta {output.meta}")
+
+
+add_table("score_variance", inputs=dict(zip(("pairs", "meta"), random_rows_step("score_variance").outputs)))
 for _id in ("effective_tokens", "softmax_saturation"):
-    add_table(_id, inputs={"rows": rules.measure_random_rows.output.csv, "meta": rules.measure_random_rows.output.meta})
+    add_table(_id, inputs=dict(zip(("rows", "meta"), random_rows_step("random_rows").outputs)))
 
 # row -> (divided run, undivided run); the d_k = 32 divided run is the ladder's full block.
 SCALE_TRAINING = {

@@ -1,31 +1,55 @@
 # One rule per registered table (CSV + Markdown) and per figure, named table_<id> / figure_<id>.
+# Their key is the builders' code and the paths they read; what those paths hold reruns them
+# through the jobs that write it.
+
+TABLE_CODE = module_code("attnlab.tables", "attnlab.plots",
+                         *[f"attnlab.families.{p.stem}" for p in Path(ROOT, "src/attnlab/families").glob("[!_]*.py")])
+
+
+def table_step(table_id: str) -> Step:
+    inputs = TABLES[table_id]["inputs"]
+    return register(Step(f"table_{table_id}", digest(TABLE_CODE, table_id, inputs),
+                         [f"{RESULTS}/tables/{table_id}.csv", f"{RESULTS}/tables/{table_id}.md"], inputs))
+
+
+def figure_step(table_id: str) -> Step:
+    spec = TABLES[table_id]
+    inputs = {"table": [f"{RESULTS}/tables/{table_id}.csv"], **spec["inputs"], **spec["figure_inputs"]}
+    return register(Step(f"figure_{table_id}", digest(TABLE_CODE, table_id, inputs), [f"{FIGURES}/{table_id}.png"],
+                         inputs))
+
 
 for _id, _spec in TABLES.items():
 
     rule:
         name: f"table_{_id}"
-        input: **_spec["inputs"]
+        input:
+            unpack(lambda w, _id=_id: step_inputs(table_step(_id)))
         output:
             csv=report(f"{RESULTS}/tables/{_id}.csv", caption=f"../report/{_id}.rst", category=_spec["category"]),
             md=f"{RESULTS}/tables/{_id}.md",
-        params: args=named_args(_spec["inputs"]), table=_id, code=TABLE_CODE
+            stamp=table_step(_id).stamp,
+        params: args=named_args(_spec["inputs"]), table=_id, key=table_step(_id).key
         resources: mem_mb=2000, runtime=10
-        shell: "{PYTHON} -m attnlab.tables {params.table} --csv {output.csv} --md {output.md} {params.args}"
+        log: f"{RESULTS}/logs/table_{_id}.log"
+        shell:
+            write_stamp("{PYTHON} -m attnlab.tables {params.table} --csv {output.csv} --md {output.md} {params.args}")
 
-    ALL_TARGETS += [f"{RESULTS}/tables/{_id}.csv", f"{RESULTS}/tables/{_id}.md"]
+    ALL_TARGETS += table_step(_id).outputs
 
     if _spec["figure"]:
-        _fig_inputs = {"table": f"{RESULTS}/tables/{_id}.csv", **_spec["inputs"], **_spec["figure_inputs"]}
 
         rule:
             name: f"figure_{_id}"
-            input: **_fig_inputs
-            output: report(f"{FIGURES}/{_id}.png", caption=f"../report/{_id}.rst", category="Figures")
-            params:
-                args=named_args({k: v if isinstance(v, list) else [v] for k, v in _fig_inputs.items()}),
-                table=_id,
-                code=TABLE_CODE,
+            input:
+                unpack(lambda w, _id=_id: step_inputs(figure_step(_id)))
+            output:
+                png=report(f"{FIGURES}/{_id}.png", caption=f"../report/{_id}.rst", category="Figures"),
+                stamp=figure_step(_id).stamp,
+            params: args=named_args(figure_step(_id).inputs), table=_id, key=figure_step(_id).key
             resources: mem_mb=2000, runtime=10
-            shell: "{PYTHON} -m attnlab.plots {params.table} --out {output} {params.args}"
+            log: f"{RESULTS}/logs/figure_{_id}.log"
+            shell:
+                write_stamp("{PYTHON} -m attnlab.plots {params.table} --out {output.png} {params.args}")
 
-        ALL_TARGETS.append(f"{FIGURES}/{_id}.png")
+        ALL_TARGETS += figure_step(_id).outputs

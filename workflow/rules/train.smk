@@ -1,20 +1,23 @@
-# One generic training rule: results/<profile>/runs/<family>/<run>/seed<k>/.
-# The composed config's hash is a param, so an edited YAML reruns exactly the runs it changes.
+# One generic training rule: results/<profile>/runs/<family>/<run>/seed<k>/. Its key is the
+# composed config's hash (common.smk: train_step), so an edited YAML or an override reruns exactly
+# the runs whose config it changes.
 
 
 rule train:
     input:
-        f"{DATA}/tokens.npy",
+        unpack(lambda w: step_inputs(train_step(w.run, int(w.seed)))),
     output:
         metrics=f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json",
         curve=f"{RESULTS}/runs/{{run}}/seed{{seed}}/curve.csv",
         evals=f"{RESULTS}/runs/{{run}}/seed{{seed}}/evals.csv",
+        config=f"{RESULTS}/runs/{{run}}/seed{{seed}}/config.yaml",
+        stamp=f"{STAMPS}/train/{{run}}/seed{{seed}}.key",
     wildcard_constraints:
         run=r"[a-z0-9_]+/[a-z0-9_]+",
         seed=r"\d+",
     params:
-        config_hash=lambda w: run_hash(w.run, int(w.seed)),
-        code=MODEL_CODE,
+        key=lambda w: train_step(w.run, int(w.seed)).key,
+        overrides=lambda w: " ".join(shlex.quote(o) for o in overrides_of(w.run)),
         run_dir=lambda w: run_dir(w.run, w.seed),
     threads: config.get("train_threads", 1)
     resources:
@@ -23,5 +26,5 @@ rule train:
         gpu=0,
     log: f"{RESULTS}/runs/{{run}}/seed{{seed}}/train.log"
     shell:
-        "{PYTHON} -m attnlab.train 'experiment={wildcards.run}' profile={PROFILE} seed={wildcards.seed}"
-        " train.threads={threads} 'hydra.run.dir={params.run_dir}' > {log} 2>&1"
+        write_stamp("{PYTHON} -m attnlab.train 'experiment={wildcards.run}' profile={PROFILE} seed={wildcards.seed}"
+                    " {params.overrides} train.threads={threads} 'hydra.run.dir={params.run_dir}'")

@@ -1,57 +1,80 @@
 # The Winograd probe (TABLES.md: winograd_category, winograd_role, winograd_attention,
 # winograd_adjectives): its own sentences, split once per version, and short dedicated training
 # runs scored at one position. Outputs under results/<profile>/measure/winograd/<version>/.
-import yaml
-
 from attnlab.winograd import language_hash, run_config
 
 WINOGRAD = f"{RESULTS}/measure/winograd"
-# The held-out sets are small, so one seed is noisy: a per-profile count, or the pipeline's if larger.
-WINOGRAD_SEEDS = list(range(max(len(SEEDS), yaml.safe_load(open(CONFIG_DIR / "winograd/_seeds.yaml"))[PROFILE])))
+# The held-out sets are small, so one seed is noisy: the profile's count, or the pipeline's if larger.
+WINOGRAD_SEEDS = list(range(max(len(SEEDS), PROFILE_CONFIG.winograd_seeds)))
 WINOGRAD_CODE = module_code("attnlab.winograd")
+WINOGRAD_FILES = ("metrics.json", "probe.json", "answers.csv", "config.yaml")
 
 
 @functools.cache
-def winograd_hash(run: str, seed: int) -> str:
-    return config_hash(run_config(run, [f"profile={PROFILE}", f"seed={seed}"]))
+def split_step(version: str) -> Step:
+    folder = f"{WINOGRAD}/{version}"
+    return register(Step(f"winograd_split/{version}", digest(language_hash(version), WINOGRAD_CODE),
+                         [f"{folder}/split.json", f"{folder}/train.txt", f"{folder}/held_out.txt"]))
+
+
+@functools.cache
+def winograd_step(version: str, model: str, seed: int) -> Step:
+    """One Winograd run: its key is the hash of its composed config (overrides included)."""
+    run = f"{version}_{model}"
+    scope = f"winograd/{run}"
+    try:
+        key = config_hash(run_config(run, [f"profile={PROFILE}", f"seed={seed}", *overrides_of(scope)]))
+    except ConfigError as e:
+        raise WorkflowError(f"winograd run {run}: {e}")
+    folder = f"{WINOGRAD}/{version}/{model}/seed{seed}"
+    return register(Step(f"winograd_train/{version}/{model}/seed{seed}", key, [f"{folder}/{n}" for n in WINOGRAD_FILES],
+                         {"split": split_step(version).outputs[:1]}, rerun=any(in_scope(s, scope) for s in RERUN),
+                         chained=False))  # the config hash covers the language the split is drawn from
 
 
 def winograd_runs(version: str, model: str, name: str = "metrics.json") -> list[str]:
-    return [f"{WINOGRAD}/{version}/{model}/seed{seed}/{name}" for seed in WINOGRAD_SEEDS]
+    return [winograd_step(version, model, seed).outputs[WINOGRAD_FILES.index(name)] for seed in WINOGRAD_SEEDS]
 
 
 rule winograd_split:
+    input:
+        unpack(lambda w: step_inputs(split_step(w.version)))
     output:
         split=f"{WINOGRAD}/{{version}}/split.json",
         train=f"{WINOGRAD}/{{version}}/train.txt",
         held_out=f"{WINOGRAD}/{{version}}/held_out.txt",
+        stamp=f"{STAMPS}/winograd_split/{{version}}.key",
     wildcard_constraints: version="category|role"
     params:
-        language_hash=lambda w: language_hash(w.version),
-        code=code_hash("src/attnlab/winograd.py"),
+        key=lambda w: split_step(w.version).key,
         out=lambda w: f"{WINOGRAD}/{w.version}",
     resources: mem_mb=1000, runtime=5
-    shell: "{PYTHON} -m attnlab.winograd split {wildcards.version} --out {params.out}"
+    log: f"{WINOGRAD}/{{version}}/split.log"
+    shell:
+        write_stamp("{PYTHON} -m attnlab.winograd split {wildcards.version} --out {params.out}")
 
 
 rule winograd_train:
     input:
-        split=f"{WINOGRAD}/{{version}}/split.json",
+        unpack(lambda w: step_inputs(winograd_step(w.version, w.model, int(w.seed))))
     output:
         metrics=f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}/metrics.json",
         probe=f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}/probe.json",
         answers=f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}/answers.csv",
+        config=f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}/config.yaml",
+        stamp=f"{STAMPS}/winograd_train/{{version}}/{{model}}/seed{{seed}}.key",
     wildcard_constraints: version="category|role", model=r"[a-z0-9_]+", seed=r"\d+"
     params:
-        config_hash=lambda w: winograd_hash(f"{w.version}_{w.model}", int(w.seed)),
-        code=WINOGRAD_CODE,
+        key=lambda w: winograd_step(w.version, w.model, int(w.seed)).key,
+        overrides=lambda w: " ".join(shlex.quote(o) for o in overrides_of(f"winograd/{w.version}_{w.model}")),
+        split=lambda w: split_step(w.version).outputs[0],
         out=lambda w: f"{WINOGRAD}/{w.version}/{w.model}/seed{w.seed}",
     threads: config.get("train_threads", 1)
     resources: mem_mb=2000, runtime=60, gpu=0
     log: f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}/train.log"
     shell:
-        "{PYTHON} -m attnlab.winograd train {wildcards.version}_{wildcards.model} --split {input.split}"
-        " --out {params.out} profile={PROFILE} seed={wildcards.seed} train.threads={threads} > {log} 2>&1"
+        write_stamp("{PYTHON} -m attnlab.winograd train {wildcards.version}_{wildcards.model} --split {params.split}"
+                    " --out {params.out} profile={PROFILE} seed={wildcards.seed} {params.overrides} train.threads={threads}")
 
 
 add_table("winograd_category", inputs={m: winograd_runs("category", m) for m in ("average", "block")}, figure=False)

@@ -1,18 +1,15 @@
 """Table `position_extrapolation`: five position schemes trained at 64 tokens, read at longer windows.
 
-Inputs are attnlab.evaluate JSONs, one per seed, named by scheme; each carries the run's
-own metrics under "run" and the perplexity per evaluated window under "held_out_ppl".
+Inputs are the runs' metrics.json, one per seed, named by scheme: each run evaluates its model
+on held-out windows of every length in train.eval_lengths (the first is its training length).
 """
-
-import json
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.ticker import FuncFormatter
 
 from attnlab.plots import figure
-from attnlab.tables import held_out, run_columns, seed_columns, table
+from attnlab.tables import held_out, load_runs, run_columns, run_config, seed_columns, table
 
 SCHEMES = {
     "learned": "learned absolute (table of 256)",
@@ -23,11 +20,11 @@ SCHEMES = {
 }
 
 
-def window_columns(evals: list[dict]) -> dict:
+def window_columns(runs: list[dict]) -> dict:
     """ppl_<n> for every evaluated window (mean, and _std over seeds)."""
     columns = {}
-    for n in evals[0]["lengths"]:
-        columns.update(seed_columns(f"ppl_{n}", [held_out(e, n) for e in evals]))
+    for n in sorted(map(int, runs[0]["held_out_ppl"])):
+        columns.update(seed_columns(f"ppl_{n}", [held_out(r, n) for r in runs]))
     return columns
 
 
@@ -35,11 +32,11 @@ def window_columns(evals: list[dict]) -> dict:
 def position_extrapolation(inputs) -> pd.DataFrame:
     rows = []
     for name, paths in inputs.items():
-        evals = [json.loads(Path(p).read_text()) for p in paths]
-        run = run_columns([e["run"] for e in evals])
+        runs = load_runs(paths)
+        run = run_columns(runs)
         del run["held_out_ppl"]  # the run's own number is ppl_<training length>
-        rows.append({"scheme": SCHEMES.get(name, name), "trained_at": evals[0]["training_length"],
-                     **window_columns(evals), **run})
+        rows.append({"scheme": SCHEMES.get(name, name), "trained_at": run_config(paths[0])["model"]["context"],
+                     **window_columns(runs), **run})
     return pd.DataFrame(rows)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from attnlab.plots import figure
-from attnlab.tables import load_runs, seed_columns, table
+from attnlab.tables import load_runs, overridden, seed_columns, table
 from attnlab.winograd import ADJ_POS
 
 MODELS = {
@@ -24,7 +24,7 @@ def accuracy_frame(inputs, outcomes: tuple[str, ...]) -> pd.DataFrame:
     rows = []
     for name, paths in inputs.items():
         runs = load_runs(paths)
-        row = {"model": MODELS.get(name, name)}
+        row = {"model": MODELS.get(name, name), **overridden(runs)}
         for outcome in outcomes:
             row.update(seed_columns(outcome, [r["held_out"][outcome] for r in runs]))
         row.update(seed_columns("train_accuracy", [r["train"]["accuracy"] for r in runs]))

@@ -1,0 +1,101 @@
+"""A fresh clone is the published reproduction: in a copy of the repository with new file times, no
+.snakemake/ and no token cache, Snakemake plans nothing that is published, one override plans
+exactly its run and what reads it, and every Snakemake command in the README dry-runs."""
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PUBLISHED = ["quick"]  # profiles whose results/ and figures/ are committed in full
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory):
+    """Tracked and untracked-but-not-ignored files, copied with new mtimes (as a clone has)."""
+    work = tmp_path_factory.mktemp("clone")
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
+                           capture_output=True, text=True, check=True).stdout.split("\n")
+    for name in filter(None, files):
+        if (REPO / name).is_file():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO / name, work / name)
+    return work
+
+
+def dry_run(clone, *args) -> tuple[dict, str]:
+    """{rule: job count} of a dry run, and its output."""
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", *args], cwd=clone,
+                            capture_output=True, text=True)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-3000:]
+    stats = re.search(r"Job stats:\n.*?\n-+\s+-+\n(.*?)\ntotal", out, re.S)
+    jobs = {} if stats is None else {rule: int(n) for rule, n in re.findall(r"^(\S+)\s+(\d+)$", stats.group(1), re.M)}
+    return jobs, out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", PUBLISHED)
+def test_a_fresh_clone_plans_nothing_that_is_published(clone, profile):
+    jobs, out = dry_run(clone, "--config", f"profile={profile}")
+    assert jobs == {}, out[-3000:]
+    assert "Nothing to be done" in out
+
+
+@pytest.mark.slow
+def test_one_override_plans_its_run_and_what_reads_it(clone):
+    jobs, out = dry_run(clone, "--config", "profile=quick", "override=ladder/average: train.lr=3e-3")
+    assert jobs == {"corpus": 1, "tokenizer": 1, "tokens": 1, "train": 1,  # the run, and the cache it reads
+                    "table_average_ladder": 1, "table_ladder": 1, "figure_average_ladder": 1, "figure_ladder": 1,
+                    "claims": 1, "all": 1}, out[-3000:]
+    assert "train.lr=3e-3" in out and "wildcards: run=ladder/average, seed=0" in out
+
+
+@pytest.mark.slow
+def test_a_family_rerun_plans_the_family(clone):
+    jobs, _ = dry_run(clone, "--config", "profile=quick", "rerun=norm")
+    assert jobs["train"] == 6 and "table_norm_warmup" in jobs and "table_ladder" not in jobs
+
+
+@pytest.mark.parametrize("option, message", [
+    ("sedes=3", r"unknown --config option\(s\) \['sedes'\]; allowed: profile"),
+    ("override=ladder/nope: train.lr=1", r"override: 'ladder/nope' names no run"),
+    ("override=train.lr=1", r"expected '<scope>: <hydra override> ...'"),
+    ("override=ladder/average: train.lr=-1", r"train.lr=-1 must be a number > 0"),
+    ("override=ladder/average: trian.lr=1", r"unknown option 'trian.lr'"),
+])
+def test_bad_options_are_refused_naming_what_is_allowed(clone, option, message):
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--config", "profile=quick",
+                             option], cwd=clone, capture_output=True, text=True)
+    assert result.returncode != 0 and re.search(message, result.stdout + result.stderr), result.stderr[-2000:]
+
+
+def readme_snakemake_commands() -> list[list[str]]:
+    """Every `snakemake` command line in README.md's bash blocks, continuation lines joined."""
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", (REPO / "README.md").read_text(), re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            if words and words[0].endswith("snakemake"):
+                commands.append(words[1:])
+    return commands
+
+
+def test_the_readme_has_snakemake_commands():
+    assert len(readme_snakemake_commands()) >= 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", readme_snakemake_commands(), ids=" ".join)
+def test_every_readme_snakemake_command_dry_runs(clone, args):
+    if "--executor" in args:  # the SLURM command needs its plugin and a cluster: .ci/slurm.sh runs it
+        args = [a for a in args if not a.startswith("slurm_")]
+        pytest.skip("needs snakemake-executor-plugin-slurm (.ci/slurm.sh)")
+    if "--report" in args:  # a report is built, not planned: ask Snakemake to build the DAG instead
+        args = args[:args.index("--report")] + args[args.index("--report") + 2:]
+    dry_run(clone, *args)
