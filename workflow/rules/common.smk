@@ -11,7 +11,8 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.settings.types import RerunTrigger
 
-from attnlab.config import CONFIG_DIR, ROOT, ConfigError, compose, config_hash, data_hash, experiments, source_files
+from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose, config_hash, data_hash, experiments,
+                            model_config, source_files)
 
 PYTHON = sys.executable  # the interpreter running Snakemake (the project's environment)
 
@@ -57,14 +58,15 @@ def check_scope(scope: str, option: str) -> str:
 
 
 def parse_overrides(value) -> list[tuple[str, list[str]]]:
-    """override='ladder/average: train.lr=3e-3 train.steps=500' (a list for several scopes)."""
+    """override='ladder/average: train.lr=3e-3 train.steps=500' (Snakemake reads it as YAML: a
+    mapping, one entry per scope)."""
+    items = value.items() if isinstance(value, dict) else [str(value).partition(":")[::2]]
     parsed = []
-    for item in value if isinstance(value, list) else [value]:
-        scope, sep, rest = str(item).partition(":")
-        if not sep or not rest.strip():
-            raise WorkflowError(f"override={item!r}: expected '<scope>: <hydra override> ...', "
+    for scope, rest in items:
+        if not str(scope).strip() or not str(rest or "").strip():
+            raise WorkflowError(f"override={value!r}: expected '<scope>: <hydra override> ...', "
                                 "e.g. override='ladder/average: train.lr=3e-3'")
-        parsed.append((check_scope(scope.strip(), "override"), shlex.split(rest)))
+        parsed.append((check_scope(str(scope).strip(), "override"), shlex.split(str(rest))))
     return parsed
 
 
@@ -186,7 +188,10 @@ def train_step(run: str, seed: int) -> Step:
     if run not in EXPERIMENTS:
         raise WorkflowError(f"unknown experiment {run!r}; known: {EXPERIMENTS}")
     try:
-        key = config_hash(compose([f"experiment={run}", f"profile={PROFILE}", f"seed={seed}", *overrides_of(run)]))
+        cfg = compose([f"experiment={run}", f"profile={PROFILE}", f"seed={seed}", *overrides_of(run)])
+        check_train(cfg)
+        model_config(cfg)  # a bad override stops here, before any job runs
+        key = config_hash(cfg)
     except ConfigError as e:
         raise WorkflowError(f"override for {run}: {e}")
     folder = run_dir(run, seed)
