@@ -9,7 +9,7 @@ ifneq ($(SHARED_CORPUS),)
 export ATTNLAB_CORPUS ?= $(abspath $(SHARED_CORPUS))
 endif
 
-.PHONY: reproduce quick smoke test report env clean-smoke
+.PHONY: reproduce quick smoke test test-fast report env clean-smoke
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,11 @@ quick: env  ## the same DAG with a tenth of the budgets
 smoke: env  ## the whole DAG on a corpus slice in a few minutes
 	$(BIN)/snakemake --cores $(CORES) --config profile=smoke
 
-test: env  ## unit tests and the smoke DAG end to end
+test: env  ## unit tests and the smoke DAG end to end (what CI runs)
 	$(BIN)/python -m pytest -q
+
+test-fast: env  ## the tests that run in-process: under a minute, for the edit-test loop
+	$(BIN)/python -m pytest -q -m "not slow"
 
 clean-smoke:
 	rm -rf results/smoke figures/smoke

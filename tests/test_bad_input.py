@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each case runs the app or Snakemake in a process
+
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # Snakemake dry runs in a copy of the repository
+
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = ["quick"]  # profiles whose results/ and figures/ are committed in full
 
@@ -39,7 +41,6 @@ def dry_run(clone, *args) -> tuple[dict, str]:
     return jobs, out
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("profile", PUBLISHED)
 def test_a_fresh_clone_plans_nothing_that_is_published(clone, profile):
     jobs, out = dry_run(clone, "--config", f"profile={profile}")
@@ -47,7 +48,6 @@ def test_a_fresh_clone_plans_nothing_that_is_published(clone, profile):
     assert "Nothing to be done" in out
 
 
-@pytest.mark.slow
 def test_one_override_plans_its_run_and_what_reads_it(clone):
     jobs, out = dry_run(clone, "--config", "profile=quick", "override=ladder/average: train.lr=3e-3")
     assert jobs == {"corpus": 1, "tokenizer": 1, "tokens": 1, "train": 1,  # the run, and the cache it reads
@@ -56,7 +56,6 @@ def test_one_override_plans_its_run_and_what_reads_it(clone):
     assert "train.lr=3e-3" in out and "wildcards: run=ladder/average, seed=0" in out
 
 
-@pytest.mark.slow
 def test_a_family_rerun_plans_the_family(clone):
     jobs, _ = dry_run(clone, "--config", "profile=quick", "rerun=norm")
     assert jobs["train"] == 6 and "table_norm_warmup" in jobs and "table_ladder" not in jobs
@@ -75,6 +74,30 @@ def test_bad_options_are_refused_naming_what_is_allowed(clone, option, message):
     assert result.returncode != 0 and re.search(message, result.stdout + result.stderr), result.stderr[-2000:]
 
 
+def test_a_row_is_one_config_and_one_declared_line(clone):
+    """The README's recipe: the new run trains alone, and the ladder family's tables, figures and
+    the ledger are rebuilt; removing the row again plans nothing."""
+    config = clone / "configs/experiment/ladder/eight_heads.yaml"
+    family = clone / "src/attnlab/families/ladder.py"
+    declared = family.read_text()
+    config.write_text("# @package _global_\ndefaults:\n  - /experiment/ladder/block@_here_\nmodel:\n  n_heads: 8\n")
+    family.write_text(declared.replace('    Row("block", "ladder/block", "+ LayerNorm (pre-norm) = one block"),\n',
+                                       '    Row("block", "ladder/block", "+ LayerNorm (pre-norm) = one block"),\n'
+                                       '    Row("eight_heads", "ladder/eight_heads", "eight heads of 16"),\n', 1))
+    try:
+        jobs, out = dry_run(clone, "--config", "profile=quick")
+    finally:
+        family.write_text(declared)
+        config.unlink()
+    assert jobs["train"] == 1 and "wildcards: run=ladder/eight_heads, seed=0" in out
+    assert {"table_ladder", "figure_ladder", "claims"} <= set(jobs)
+    assert not {j for j in jobs if j.startswith(("table_", "figure_"))} - {
+        f"{kind}_{t}" for kind in ("table", "figure") for t in ("average_ladder", "ladder", "depth_overfit",
+        "shuffle_test", "average_equivalence", "averaging_matrix", "attention_equivalence", "param_breakdown",
+        "gpt2_params")}, "only the ladder family's tables and figures are rebuilt"
+    assert dry_run(clone, "--config", "profile=quick")[0] == {}
+
+
 def readme_snakemake_commands() -> list[list[str]]:
     """Every `snakemake` command line in README.md's bash blocks, continuation lines joined."""
     commands = []
@@ -90,7 +113,6 @@ def test_the_readme_has_snakemake_commands():
     assert len(readme_snakemake_commands()) >= 5
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("args", readme_snakemake_commands(), ids=" ".join)
 def test_every_readme_snakemake_command_dry_runs(clone, args):
     if "--executor" in args:  # the SLURM command needs its plugin and a cluster: .ci/slurm.sh runs it

@@ -112,11 +112,11 @@ def test_warmup_table_records_a_diverged_run_as_a_result(tmp_path):
         return [str(path)]
 
     df = norm_warmup({"post_no_warmup": run("post_no_warmup", 2), "pre_warmup": run("pre_warmup", None)})
-    post, pre = df.iloc[0], df.iloc[1]
+    post, pre = df.set_index("run").loc["post_no_warmup"], df.set_index("run").loc["pre_warmup"]
     assert post["outcome"] == "seed 0 diverged at step 2" and post["diverged_at"] == "2"
     assert math.isnan(post["held_out_ppl"]) and post["norm"] == "post" and post["warmup_steps"] == 0
     assert pre["outcome"] == "trained" and pre["held_out_ppl"] == 40.0 and pre["warmup_steps"] == 200  # not scaled, even in smoke
-    assert (df["batch"] == 16).all()
+    assert (df["batch"] == 16).all() and list(df["run"]) == ["pre_warmup", "post_no_warmup"]  # declared order
 
 
 def test_published_quick_norm_runs_are_prefixes_of_the_full_runs():

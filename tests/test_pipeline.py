@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+pytestmark = pytest.mark.slow  # the smoke DAG end to end: minutes
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--cores", "2", "--config", "profile=smoke"]
 

@@ -187,6 +187,7 @@ def learned_run(tmp_path_factory):
     return run_dir
 
 
+@pytest.mark.slow
 def test_evaluate_reproduces_the_runs_own_perplexity(learned_run, tmp_path):
     metrics = json.loads((learned_run / "metrics.json").read_text())
     out = tmp_path / "eval.json"
@@ -200,6 +201,7 @@ def test_evaluate_reproduces_the_runs_own_perplexity(learned_run, tmp_path):
     assert metrics["held_out_ppl"] == pytest.approx(result["held_out_ppl"], rel=1e-6)
 
 
+@pytest.mark.slow
 def test_the_table_reads_every_window_of_the_runs(learned_run):
     metrics = json.loads((learned_run / "metrics.json").read_text())
     row = position_extrapolation({"learned": [str(learned_run / "metrics.json")]}).iloc[0]
@@ -208,6 +210,7 @@ def test_the_table_reads_every_window_of_the_runs(learned_run):
     assert row["params"] == metrics["params"] and row["config_hash"] == metrics["config_hash"]
 
 
+@pytest.mark.slow
 def test_evaluate_refuses_windows_past_the_learned_table(learned_run, tmp_path):
     out = tmp_path / "eval.json"
     with pytest.raises(SystemExit, match=r"\[512\].*256 rows.*max_positions"):
@@ -215,6 +218,7 @@ def test_evaluate_refuses_windows_past_the_learned_table(learned_run, tmp_path):
     assert not out.exists()  # nothing half-written
 
 
+@pytest.mark.slow
 def test_evaluate_refuses_a_corrupt_checkpoint(learned_run, tmp_path):
     """Flipped bytes inside a tensor still load with torch.load; the checkpoint's checksum stops
     them from becoming a table row."""
@@ -235,6 +239,7 @@ def test_evaluate_refuses_a_folder_that_is_not_a_run(tmp_path):
         evaluate_main([str(tmp_path), "--lengths", "64", "--out", str(tmp_path / "eval.json")])
 
 
+@pytest.mark.slow
 def test_untrained_rows_of_the_learned_table_keep_their_initial_values(learned_run):
     """Rows 64..255 never get a gradient: only AdamW's weight decay touches them (the cliff)."""
     cfg, trained, metrics = load_run(learned_run)

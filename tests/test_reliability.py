@@ -21,6 +21,8 @@ import pytest
 from attnlab.compare import differences, is_timing
 from attnlab.data import TOKENS, token_cache_problem
 
+pytestmark = pytest.mark.slow  # real processes killed and resumed
+
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 # A run long enough to be killed mid-way yet cheap: no mixer, small batches, few steps (smoke
@@ -181,7 +183,6 @@ def dag(tmp_path_factory):
     return scratch_copy(tmp_path_factory.mktemp("dag") / "repo")
 
 
-@pytest.mark.slow
 def test_interrupted_dag_reruns_only_unfinished_jobs(dag):
     """Ctrl-C (SIGINT to the process group) while the second training job runs; the rerun keeps
     every finished output (same mtime) and leaves nothing half-written behind."""
@@ -219,7 +220,6 @@ def test_interrupted_dag_reruns_only_unfinished_jobs(dag):
     assert (dag / "results/smoke/tables/average_ladder.csv").exists()
 
 
-@pytest.mark.slow
 def test_diverging_run_completes_the_dag(dag):
     """One ladder row made to diverge (lr 1e30 in its experiment file): the DAG completes and the
     table records where it diverged."""
@@ -231,7 +231,6 @@ def test_diverging_run_completes_the_dag(dag):
     assert metrics["diverged"] and list(table["diverged_at"]) == ["", "", "", str(metrics["diverged_step"])]
 
 
-@pytest.mark.slow
 def test_corrupt_token_cache_is_rebuilt_by_the_pipeline(dag):
     """A token cache failing its checksum is removed when the DAG is built, so the tokens rule
     rebuilds it (and what read it reruns): no job ever trains on it."""
@@ -247,7 +246,6 @@ def test_corrupt_token_cache_is_rebuilt_by_the_pipeline(dag):
     assert token_cache_problem(cache) is None
 
 
-@pytest.mark.slow
 def test_smoke_tables_are_the_same_twice(tmp_path):
     """The smoke DAG (corpus and average_ladder tables) in two fresh copies: every CSV cell is
     equal, timing columns aside (attnlab.compare names them)."""
@@ -259,7 +257,6 @@ def test_smoke_tables_are_the_same_twice(tmp_path):
     assert differences(first / "results/smoke/tables", second / "results/smoke/tables") == []
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("ATTNLAB_SLURM") != "1",
                     reason="set ATTNLAB_SLURM=1 to run: needs root, installs slurm-wlm and munge, 3-8 min")
 def test_smoke_dag_through_slurm():

@@ -124,16 +124,17 @@ def _fake_run(folder, ppl, n_heads=1, d_head=None, score_std=(1.0, 2.0)):
 
 
 def test_training_tables_pair_the_variants(tmp_path):
-    inputs = {"d32__divided": _fake_run(tmp_path / "a", 40.0, n_heads=4),
-              "d32__undivided": _fake_run(tmp_path / "b", 39.0, n_heads=4),
-              "d1024__divided": _fake_run(tmp_path / "c", 50.0, d_head=1024),
-              "d1024__undivided": _fake_run(tmp_path / "d", 67.0, d_head=1024, score_std=(21.0, 5000.0))}
+    d32, d1024 = scale.SCALE_TRAINING[0], scale.SCORE_RUNAWAY  # inputs are named by experiment
+    inputs = {d32.divided: _fake_run(tmp_path / "a", 40.0, n_heads=4),
+              d32.undivided: _fake_run(tmp_path / "b", 39.0, n_heads=4),
+              d1024.divided: _fake_run(tmp_path / "c", 50.0, d_head=1024),
+              d1024.undivided: _fake_run(tmp_path / "d", 67.0, d_head=1024, score_std=(21.0, 5000.0))}
     df = scale.scale_training(inputs)
     assert df["d_k"].tolist() == [32, 1024]
     assert df["difference"].tolist() == pytest.approx([-1.0, 17.0])
     assert df["config_hash"].tolist() == ["a/b", "c/d"]
-    with pytest.raises(ValueError, match="d32"):
-        scale.scale_training({"d32__divided": inputs["d32__divided"]})
-    runaway = scale.score_runaway({"divided": inputs["d1024__divided"], "undivided": inputs["d1024__undivided"]})
+    with pytest.raises(ValueError, match="shared_d32 lacks its {'undivided'} run"):
+        scale.scale_training({d32.divided: inputs[d32.divided]})
+    runaway = scale.score_runaway({"divided": inputs[d1024.divided], "undivided": inputs[d1024.undivided]})
     assert runaway.set_index("variant")["score_std_final"].to_dict() == {"divided": 2.0, "undivided": 5000.0}
     assert runaway["score_std_init"].tolist() == [1.0, 21.0]

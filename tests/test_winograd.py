@@ -152,9 +152,11 @@ def fake_metrics(path, accuracy, wrong_noun):
 
 def test_role_table_leads_with_the_chance_row(tmp_path):
     df = F.winograd_role({"average": [fake_metrics(tmp_path / "a.json", 30.0, 50.0)],
-                          "block": [fake_metrics(tmp_path / "b.json", 90.0, 10.0)]})
-    assert list(df["model"]) == ["chance (either noun of the pair)", F.MODELS["average"], F.MODELS["block"]]
+                          "block": [fake_metrics(tmp_path / "b.json", 90.0, 10.0)],
+                          "two_blocks": [fake_metrics(tmp_path / "c.json", 100.0, 0.0)]})
+    assert list(df["model"]) == ["chance (either noun of the pair)", *(F.MODELS[m] for m in ("average", "block",
+                                                                                         "two_blocks"))]
     chance = df.iloc[0]
     assert (chance["accuracy"], chance["wrong_noun"], chance["other"]) == (50.0, 50.0, 0.0)
-    assert df[["accuracy", "wrong_noun", "other"]].sum(axis=1).tolist() == [100.0] * 3
+    assert df[["accuracy", "wrong_noun", "other"]].sum(axis=1).tolist() == [100.0] * 4
     assert chance["params"] is None and df.loc[1, "params"] == 1234  # counts stay integers, chance has none

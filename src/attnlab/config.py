@@ -20,7 +20,7 @@ CONFIG_DIR = ROOT / "configs"
 # Settings that change how fast a run goes, where verified data comes from or how many seeds the
 # pipeline trains, not what one run computes.
 NOT_HASHED = ("train.threads", "train.device", "data.corpus.local", "data.corpus.url", "data.corpus.timeout_s",
-              "profile.seeds", "profile.winograd_seeds")
+              "profile.seeds", "profile.winograd_seeds", "profile.measure")
 
 
 class ConfigError(ValueError):
@@ -33,12 +33,35 @@ def compose(overrides: list[str] | tuple[str, ...] = ()) -> DictConfig:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    cfg = error = None
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         try:
-            return hydra_compose(config_name="config", overrides=list(overrides))
+            cfg = hydra_compose(config_name="config", overrides=list(overrides))
         except (HydraException, OmegaConfBaseException) as e:
             error = e
-    raise ConfigError(_explain(str(error).splitlines()[0])) from error
+    if error is not None:  # explained outside the `with`: _explain composes again
+        raise ConfigError(_explain(str(error).splitlines()[0])) from error
+    check_profile(cfg.profile)
+    return cfg
+
+
+def check_profile(p: DictConfig) -> None:
+    """The one check of a profile's settings (configs/profile/<name>.yaml); the attention-scaling
+    sizes are checked with the settings they complete (attnlab.measure.attention_scaling)."""
+    def whole(value, least):
+        return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+    if not (isinstance(p.budget, (int, float)) and 0 < p.budget <= 1):
+        raise ConfigError(f"profile.budget={p.budget!r} must be a number in (0, 1]")
+    for key in ("min_steps", "seeds", "winograd_seeds"):
+        if not whole(p[key], 1):
+            raise ConfigError(f"profile.{key}={p[key]!r} must be a whole number >= 1")
+    for key in ("max_chars", "eval_max_windows"):
+        if p[key] is not None and not whole(p[key], 1):
+            raise ConfigError(f"profile.{key}={p[key]!r} must be null or a whole number >= 1")
+    for key, value in p.measure.norm_grad_init.items():
+        if not whole(value, 1):
+            raise ConfigError(f"profile.measure.norm_grad_init.{key}={value!r} must be a whole number >= 1")
 
 
 def _explain(message: str) -> str:

@@ -11,6 +11,9 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.settings.types import RerunTrigger
 
+from attnlab.families import runs_of
+from attnlab.plots import BUILDERS as FIGURE_BUILDERS
+from attnlab.tables import BUILDERS as TABLE_BUILDERS, load_families
 from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose, config_hash, data_hash, experiments,
                             model_config, source_files)
 
@@ -203,9 +206,9 @@ def train_step(run: str, seed: int) -> Step:
 RUN_FILES = ("metrics.json", "curve.csv", "evals.csv", "config.yaml")
 
 
-def run_metrics(run: str, seeds=None) -> list[str]:
+def run_metrics(run: str) -> list[str]:
     """metrics.json of every seed of one experiment run (its curve.csv and evals.csv sit beside it)."""
-    return [train_step(run, seed).outputs[0] for seed in (SEEDS if seeds is None else seeds)]
+    return [train_step(run, seed).outputs[0] for seed in SEEDS]
 
 
 # --- tables ---------------------------------------------------------------------------------------
@@ -216,12 +219,18 @@ FAMILY_RULES = sorted(str(p) for p in Path(workflow.basedir, "workflow/rules").g
                       if p.stem not in ("common", "data", "train", "tables"))
 
 
-def add_table(table_id, runs=None, inputs=None, figure=True, figure_inputs=None, category="Tables", seeds=None):
-    """Register a table: `runs` maps row names to experiments (each with `seeds`, default the
-    pipeline's), `inputs` names other files. tables.smk turns each entry into a table rule (and a figure rule)."""
-    named = {name: run_metrics(run, seeds) for name, run in (runs or {}).items()}
+load_families()  # every @table and @figure builder, so the registry knows which tables have a figure
+
+
+def add_table(table_id, runs=None, inputs=None, figure_inputs=None, category="Tables"):
+    """Register a table: `runs` maps row names to experiments (families/<family>.py declares them),
+    `inputs` names other files. tables.smk turns each entry into a table rule, and a figure rule
+    where the family registered a figure builder."""
+    if table_id not in TABLE_BUILDERS:
+        raise WorkflowError(f"table {table_id!r} has no builder (@table) in src/attnlab/families/")
+    named = {name: run_metrics(run) for name, run in (runs or {}).items()}
     named.update({name: [p] if isinstance(p, str) else list(p) for name, p in (inputs or {}).items()})
-    TABLES[table_id] = {"inputs": named, "figure": figure, "category": category,
+    TABLES[table_id] = {"inputs": named, "figure": table_id in FIGURE_BUILDERS, "category": category,
                         "figure_inputs": {n: [p] if isinstance(p, str) else list(p) for n, p in (figure_inputs or {}).items()}}
 
 

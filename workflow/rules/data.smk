@@ -27,4 +27,4 @@ for _stage in DATA_STAGES:
             write_stamp("{PYTHON} -m attnlab.data {params.stage} profile={PROFILE}")
 
 
-add_table("corpus", inputs={"meta": f"{DATA}/tokens.json"}, figure=False)
+add_table("corpus", inputs={"meta": f"{DATA}/tokens.json"})

@@ -1,35 +1,14 @@
-# The ladder family: from the plain average to the full block (TABLES.md: average_ladder, ...).
+# The ladder family: from the plain average to the full block (TABLES.md: average_ladder, ladder,
+# depth_overfit), and the analytic demonstrations. Rows: src/attnlab/families/ladder.py.
+from attnlab.families.ladder import AVERAGE_LADDER, DEPTH_OVERFIT, LADDER
+from attnlab.measure.analytic import MEASUREMENTS
 
-AVERAGE_LADDER = {
-    "no_context": "ladder/no_context",
-    "average": "ladder/average",
-    "positions": "ladder/average_positions",
-    "residual": "ladder/average_residual",
-}
-
-add_table("average_ladder", runs=AVERAGE_LADDER)
-
-LADDER = {
-    "no_context": "ladder/no_context",
-    "average": "ladder/average",
-    "positions": "ladder/average_positions",
-    "residual": "ladder/average_residual",
-    "dot_raw": "ladder/dot_raw",
-    "query_key": "ladder/query_key",
-    "head_replace": "ladder/head_replace",
-    "head_added": "ladder/head_added",
-    "four_heads": "ladder/four_heads",
-    "mlp": "ladder/mlp",
-    "block": "ladder/block",
-}
-
-add_table("ladder", runs=LADDER)
-add_table("depth_overfit", runs={"one_block": "ladder/block", "two_blocks": "depth/two_blocks"}, figure=False)
+add_table("average_ladder", runs=runs_of(AVERAGE_LADDER))
+add_table("ladder", runs=runs_of(LADDER))
+add_table("depth_overfit", runs=runs_of(DEPTH_OVERFIT))
 
 # The analytic demonstrations: no training, the same numbers in every profile; an edit to the
 # measurement or to the model reruns them.
-ANALYTIC_FIGURES = {"shuffle_test": False, "average_equivalence": False, "averaging_matrix": True,
-                    "attention_equivalence": False, "param_breakdown": True, "gpt2_params": False}
 
 
 def analytic_step(name: str) -> Step:
@@ -48,7 +27,7 @@ rule measure_analytic:
         stamp=f"{STAMPS}/measure_analytic/{{analytic}}.key",
     params: key=lambda w: analytic_step(w.analytic).key
     wildcard_constraints:
-        analytic="|".join(ANALYTIC_FIGURES),
+        analytic="|".join(MEASUREMENTS),
     threads: 1
     resources:
         mem_mb=1000,
@@ -58,5 +37,5 @@ rule measure_analytic:
         write_stamp("{PYTHON} -m attnlab.measure.analytic {wildcards.analytic} --out {output.result}")
 
 
-for _id, _figure in ANALYTIC_FIGURES.items():
-    add_table(_id, inputs={"result": analytic_step(_id).outputs}, figure=_figure)
+for _id in MEASUREMENTS:
+    add_table(_id, inputs={"result": analytic_step(_id).outputs})

@@ -1,19 +1,13 @@
 # The norm family: pre-norm vs post-norm, twelve blocks (TABLES.md: norm_grad_init, norm_warmup).
+# Rows: src/attnlab/families/norm.py.
+from attnlab.families.norm import NORM_WARMUP
 
-NORM_WARMUP = {
-    "pre_no_warmup": "norm/pre_no_warmup",
-    "pre_warmup": "norm/pre_warmup",
-    "post_no_warmup": "norm/post_no_warmup",
-    "post_warmup": "norm/post_warmup",
-    # not chapter rows: post_warmup without each unstated detail we chose, to show what it does
-    "post_warmup_no_clip": "norm/post_warmup_no_clip",
-    "post_warmup_batch64": "norm/post_warmup_batch64",
-}
+
 GRAD_NORMS = f"{RESULTS}/measure/norm_grad_init/grad_norms.csv"
 # the measured models are those of the training runs: their model configs are part of the key
 GRAD_NORMS_STEP = register(Step(
     "measure_norm_grad_init",
-    digest(module_code("attnlab.measure.grad_norms", files=("configs/measure/norm.yaml",)),
+    digest(module_code("attnlab.measure.grad_norms"), dict(PROFILE_CONFIG.measure.norm_grad_init),
            [config_hash(compose([f"experiment=norm/{n}_no_warmup", f"profile={PROFILE}"]).model) for n in ("pre", "post")]),
     [GRAD_NORMS], {"tokens": [f"{RESULTS}/data/tokens.npy"]}))
 
@@ -31,4 +25,4 @@ rule measure_norm_grad_init:
 
 
 add_table("norm_grad_init", inputs={"grad_norms": GRAD_NORMS})
-add_table("norm_warmup", runs=NORM_WARMUP, figure_inputs={"tokens": f"{RESULTS}/data/tokens.npy"})
+add_table("norm_warmup", runs=runs_of(NORM_WARMUP), figure_inputs={"tokens": f"{RESULTS}/data/tokens.npy"})

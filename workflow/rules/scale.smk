@@ -1,6 +1,7 @@
 # The sqrt(d_k) family (TABLES.md: score_variance, effective_tokens, softmax_saturation,
 # scale_training, score_runaway). The random-row measurements take seconds, so every profile
-# measures the chapter's sample sizes (configs/measure/scale.yaml).
+# measures the chapter's sample sizes (configs/measure/scale.yaml). Rows: src/attnlab/families/scale.py.
+from attnlab.families.scale import SCALE_TRAINING, SCORE_RUNAWAY
 
 SCALE_SETTINGS = "configs/measure/scale.yaml"
 # an edit of the settings or of the measuring code reruns both measurements
@@ -37,15 +38,5 @@ add_table("score_variance", inputs=dict(zip(("pairs", "meta"), random_rows_step(
 for _id in ("effective_tokens", "softmax_saturation"):
     add_table(_id, inputs=dict(zip(("rows", "meta"), random_rows_step("random_rows").outputs)))
 
-# row -> (divided run, undivided run); the d_k = 32 divided run is the ladder's full block.
-SCALE_TRAINING = {
-    "shared_d32": ("ladder/block", "scale/shared_d32_undivided"),
-    "shared_d128": ("scale/shared_d128_divided", "scale/shared_d128_undivided"),
-    "short_d128": ("scale/short_d128_divided", "scale/short_d128_undivided"),
-    "short_d256": ("scale/short_d256_divided", "scale/short_d256_undivided"),
-    "short_d1024": ("scale/short_d1024_divided", "scale/short_d1024_undivided"),
-}
-
-add_table("scale_training", runs={f"{row}__{variant}": run for row, pair in SCALE_TRAINING.items()
-                                  for variant, run in zip(("divided", "undivided"), pair)})
-add_table("score_runaway", runs=dict(zip(("divided", "undivided"), SCALE_TRAINING["short_d1024"])))
+add_table("scale_training", runs={e: e for row in SCALE_TRAINING for e in row.runs().values()})
+add_table("score_runaway", runs=SCORE_RUNAWAY.runs())

@@ -1,22 +1,23 @@
 # One rule per registered table (CSV + Markdown) and per figure, named table_<id> / figure_<id>.
-# Their key is the builders' code and the paths they read; what those paths hold reruns them
-# through the jobs that write it.
+# Their key is the builder's code (its family module and what it imports) and the keys of what it
+# reads.
 
-TABLE_CODE = module_code("attnlab.tables", "attnlab.plots",
-                         *[f"attnlab.families.{p.stem}" for p in Path(ROOT, "src/attnlab/families").glob("[!_]*.py")])
+def builder_code(builder) -> str:
+    """The code a table or figure builder runs: its family module and what that imports."""
+    return module_code("attnlab.tables", "attnlab.plots", builder.__module__)
 
 
 def table_step(table_id: str) -> Step:
     inputs = TABLES[table_id]["inputs"]
-    return register(Step(f"table_{table_id}", digest(TABLE_CODE, table_id, inputs),
+    return register(Step(f"table_{table_id}", digest(builder_code(TABLE_BUILDERS[table_id]), table_id, inputs),
                          [f"{RESULTS}/tables/{table_id}.csv", f"{RESULTS}/tables/{table_id}.md"], inputs))
 
 
 def figure_step(table_id: str) -> Step:
     spec = TABLES[table_id]
     inputs = {"table": [f"{RESULTS}/tables/{table_id}.csv"], **spec["inputs"], **spec["figure_inputs"]}
-    return register(Step(f"figure_{table_id}", digest(TABLE_CODE, table_id, inputs), [f"{FIGURES}/{table_id}.png"],
-                         inputs))
+    return register(Step(f"figure_{table_id}", digest(builder_code(FIGURE_BUILDERS[table_id]), table_id, inputs),
+                         [f"{FIGURES}/{table_id}.png"], inputs))
 
 
 for _id, _spec in TABLES.items():

@@ -1,6 +1,8 @@
 # The Winograd probe (TABLES.md: winograd_category, winograd_role, winograd_attention,
 # winograd_adjectives): its own sentences, split once per version, and short dedicated training
 # runs scored at one position. Outputs under results/<profile>/measure/winograd/<version>/.
+# Rows: src/attnlab/families/winograd.py.
+from attnlab.families.winograd import PROBED, VERSIONS
 from attnlab.winograd import language_hash, run_config
 
 WINOGRAD = f"{RESULTS}/measure/winograd"
@@ -77,8 +79,7 @@ rule winograd_train:
                     " --out {params.out} profile={PROFILE} seed={wildcards.seed} {params.overrides} train.threads={threads}")
 
 
-add_table("winograd_category", inputs={m: winograd_runs("category", m) for m in ("average", "block")}, figure=False)
-add_table("winograd_role", inputs={m: winograd_runs("role", m) for m in ("average", "block", "two_blocks")},
-          figure=False)
-add_table("winograd_attention", inputs={"probe": winograd_runs("role", "two_blocks", "probe.json")})
-add_table("winograd_adjectives", inputs={"probe": winograd_runs("role", "two_blocks", "probe.json")})
+for _version, _models in VERSIONS.items():
+    add_table(f"winograd_{_version}", inputs={m.name: winograd_runs(_version, m.name) for m in _models})
+for _id in ("winograd_attention", "winograd_adjectives"):
+    add_table(_id, inputs={"probe": winograd_runs("role", PROBED.name, "probe.json")})

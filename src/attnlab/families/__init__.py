@@ -1,1 +1,24 @@
-"""One module per table family: its table builders (@table) and figure builders (@figure)."""
+"""One module per table family: its table builders (@table), figure builders (@figure) and the
+rows of its trained tables, declared once here and read by its workflow/rules/<family>.smk."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a trained table: its name (the table builder's input name), the experiment
+    (configs/experiment/<experiment>.yaml) that trains it, and how the table labels it."""
+
+    name: str
+    experiment: str
+    label: str = ""
+
+
+def runs_of(rows) -> dict[str, str]:
+    """{row name: experiment}, what a table registers in its .smk file (add_table(runs=...))."""
+    return {row.name: row.experiment for row in rows}
+
+
+def present(rows, inputs) -> list:
+    """The declared rows that the inputs name, in the declaration's order."""
+    return [row for row in rows if row.name in inputs]

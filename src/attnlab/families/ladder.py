@@ -7,30 +7,45 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from attnlab.families import Row, present
 from attnlab.plots import curve_of, figure, smooth
 from attnlab.tables import load_runs, run_columns, run_config, table
 
-AVERAGE_LADDER_ROWS = {
-    "no_context": "no context: embedding → linear",
-    "average": "uniform causal average, replacing the token",
-    "positions": "average + learned positions",
-    "residual": "average added to the token (residual)",
-}
+# The rows of each table, in order: row name, the experiment that trains it, its label.
+# Adding a row: its experiment config + one line here (README: "Add a row").
+AVERAGE_LADDER = (
+    Row("no_context", "ladder/no_context", "no context: embedding → linear"),
+    Row("average", "ladder/average", "uniform causal average, replacing the token"),
+    Row("positions", "ladder/average_positions", "average + learned positions"),
+    Row("residual", "ladder/average_residual", "average added to the token (residual)"),
+)
+LADDER = (
+    Row("no_context", "ladder/no_context", "no context: embedding → linear"),
+    Row("average", "ladder/average", "uniform causal average, replacing the token"),
+    Row("positions", "ladder/average_positions", "+ learned positions"),
+    Row("residual", "ladder/average_residual", "+ residual (average added)"),
+    Row("dot_raw", "ladder/dot_raw", "raw dot-product scores x·x/√d mixing raw x, added"),
+    Row("query_key", "ladder/query_key", "query/key scores mixing raw x, added"),
+    Row("head_replace", "ladder/head_replace", "one head (q, k, v), replacing"),
+    Row("head_added", "ladder/head_added", "one head (q, k, v), added"),
+    Row("four_heads", "ladder/four_heads", "four heads of 32 + W_o, added"),
+    Row("mlp", "ladder/mlp", "+ feed-forward MLP"),
+    Row("block", "ladder/block", "+ LayerNorm (pre-norm) = one block"),
+)
+DEPTH_OVERFIT = (Row("one_block", "ladder/block"), Row("two_blocks", "depth/two_blocks"))
 
 
-def ladder_frame(inputs, labels: dict) -> pd.DataFrame:
-    rows = []
-    for i, (name, paths) in enumerate(inputs.items(), start=1):
-        rows.append({"row": i, "model": labels.get(name, name), **run_columns(load_runs(paths))})
-    return pd.DataFrame(rows)
+def ladder_frame(inputs, rows) -> pd.DataFrame:
+    return pd.DataFrame([{"row": i, "model": row.label, **run_columns(load_runs(inputs[row.name]))}
+                         for i, row in enumerate(present(rows, inputs), start=1)])
 
 
 @table("average_ladder")
 def average_ladder(inputs) -> pd.DataFrame:
-    return ladder_frame(inputs, AVERAGE_LADDER_ROWS)
+    return ladder_frame(inputs, AVERAGE_LADDER)
 
 
-def ladder_figure(inputs, labels: dict):
+def ladder_figure(inputs, rows):
     """Held-out perplexity per row (bars) beside the training-loss curves."""
     df = pd.read_csv(inputs["table"][0])
     fig, (bars, curves) = plt.subplots(1, 2, figsize=(14, 0.3 * len(df) + 3))
@@ -38,11 +53,10 @@ def ladder_figure(inputs, labels: dict):
     bars.bar_label(drawn, fmt="%.2f", fontsize=7, padding=2)
     bars.invert_yaxis()
     bars.set_xlabel("held-out perplexity")
-    rows = [name for name in inputs if name in labels]
     colours = plt.cm.viridis(np.linspace(0, 0.95, len(rows)))  # one colour per row, in ladder order
-    for i, (name, colour) in enumerate(zip(rows, colours), start=1):
-        curve = curve_of(inputs[name][0])
-        curves.plot(curve["step"], smooth(curve["loss"]), label=f"{i}. {labels[name]}", lw=1, color=colour)
+    for i, (row, colour) in enumerate(zip(present(rows, inputs), colours), start=1):
+        curve = curve_of(inputs[row.name][0])
+        curves.plot(curve["step"], smooth(curve["loss"]), label=f"{i}. {row.label}", lw=1, color=colour)
     curves.set_xlabel("step")
     curves.set_ylabel("training loss (smoothed)")
     curves.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
@@ -51,29 +65,14 @@ def ladder_figure(inputs, labels: dict):
 
 @figure("average_ladder")
 def average_ladder_figure(inputs):
-    return ladder_figure(inputs, AVERAGE_LADDER_ROWS)
+    return ladder_figure(inputs, AVERAGE_LADDER)
 
 
 # --- ladder: eleven rows, each the row above plus one piece --------------------------------
 
-LADDER_ROWS = {
-    "no_context": "no context: embedding → linear",
-    "average": "uniform causal average, replacing the token",
-    "positions": "+ learned positions",
-    "residual": "+ residual (average added)",
-    "dot_raw": "raw dot-product scores x·x/√d mixing raw x, added",
-    "query_key": "query/key scores mixing raw x, added",
-    "head_replace": "one head (q, k, v), replacing",
-    "head_added": "one head (q, k, v), added",
-    "four_heads": "four heads of 32 + W_o, added",
-    "mlp": "+ feed-forward MLP",
-    "block": "+ LayerNorm (pre-norm) = one block",
-}
-
-
 @table("ladder")
 def ladder(inputs) -> pd.DataFrame:
-    df = ladder_frame({name: paths for name, paths in inputs.items() if name in LADDER_ROWS}, LADDER_ROWS)
+    df = ladder_frame(inputs, LADDER)
     # what each row's piece costs; object dtype keeps the counts integers and row 1 blank
     added = [None] + [int(b - a) for a, b in zip(df["params"], df["params"][1:])]
     df.insert(df.columns.get_loc("params") + 1, "added_params", pd.Series(added, dtype=object))
@@ -82,7 +81,7 @@ def ladder(inputs) -> pd.DataFrame:
 
 @figure("ladder")
 def ladder_plot(inputs):
-    return ladder_figure(inputs, LADDER_ROWS)
+    return ladder_figure(inputs, LADDER)
 
 
 # --- depth_overfit: one block vs two -----------------------------------------------------
@@ -90,8 +89,9 @@ def ladder_plot(inputs):
 @table("depth_overfit")
 def depth_overfit(inputs) -> pd.DataFrame:
     rows = []
-    for name, paths in inputs.items():
+    for row in present(DEPTH_OVERFIT, inputs):
         # the depth is read from the config the run trained under, not from the row's name
+        paths = inputs[row.name]
         runs = load_runs(paths)
         rows.append({"blocks": run_config(paths[0])["model"]["n_blocks"], "experiment": runs[0]["experiment"],
                      **run_columns(runs)})

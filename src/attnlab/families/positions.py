@@ -8,16 +8,18 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.ticker import FuncFormatter
 
+from attnlab.families import Row, present
 from attnlab.plots import figure
 from attnlab.tables import held_out, load_runs, run_columns, run_config, seed_columns, table
 
-SCHEMES = {
-    "learned": "learned absolute (table of 256)",
-    "sinusoidal": "sinusoidal, added",
-    "rope": "RoPE (rotate q, k)",
-    "alibi": "ALiBi (distance penalty)",
-    "none": "none (causal mask only)",
-}
+# The rows of position_extrapolation: trained at 64 tokens, evaluated at every train.eval_lengths window.
+SCHEMES = (
+    Row("learned", "position/learned", "learned absolute (table of 256)"),
+    Row("sinusoidal", "position/sinusoidal", "sinusoidal, added"),
+    Row("rope", "position/rope", "RoPE (rotate q, k)"),
+    Row("alibi", "position/alibi", "ALiBi (distance penalty)"),
+    Row("none", "position/none", "none (causal mask only)"),
+)
 
 
 def window_columns(runs: list[dict]) -> dict:
@@ -31,11 +33,12 @@ def window_columns(runs: list[dict]) -> dict:
 @table("position_extrapolation")
 def position_extrapolation(inputs) -> pd.DataFrame:
     rows = []
-    for name, paths in inputs.items():
+    for scheme in present(SCHEMES, inputs):
+        paths = inputs[scheme.name]
         runs = load_runs(paths)
         run = run_columns(runs)
         del run["held_out_ppl"]  # the run's own number is ppl_<training length>
-        rows.append({"scheme": SCHEMES.get(name, name), "trained_at": run_config(paths[0])["model"]["context"],
+        rows.append({"scheme": scheme.label, "trained_at": run_config(paths[0])["model"]["context"],
                      **window_columns(runs), **run})
     return pd.DataFrame(rows)
 

@@ -2,6 +2,7 @@
 effective_tokens, softmax_saturation, scale_training, score_runaway)."""
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -115,23 +116,39 @@ def softmax_saturation_figure(inputs):
 
 # --- training with and without the division -------------------------------------------------
 
-def _variants(inputs) -> dict[str, dict[str, list[str]]]:
-    """Inputs named `<row>__<variant>` grouped as {row: {variant: paths}}, in order."""
-    rows: dict[str, dict[str, list[str]]] = {}
-    for name, paths in inputs.items():
-        row, sep, variant = name.partition("__")
-        if sep and variant in VARIANTS:
-            rows.setdefault(row, {})[variant] = paths
-    incomplete = [row for row, v in rows.items() if set(v) != set(VARIANTS)]
-    if incomplete:
-        raise ValueError(f"rows {incomplete} lack a divided or undivided run")
-    return rows
+@dataclass(frozen=True)
+class ScaleRow:
+    """A scale_training row: the same model trained with and without the division."""
+
+    name: str
+    divided: str    # experiments
+    undivided: str
+
+    def runs(self) -> dict[str, str]:
+        return dict(zip(VARIANTS, (self.divided, self.undivided)))
+
+
+# The rows of scale_training; the d_k = 32 divided run is the ladder's full block. Its inputs are
+# named by experiment. score_runaway reads the d_k = 1024 pair, its inputs named by variant.
+SCALE_TRAINING = (
+    ScaleRow("shared_d32", "ladder/block", "scale/shared_d32_undivided"),
+    ScaleRow("shared_d128", "scale/shared_d128_divided", "scale/shared_d128_undivided"),
+    ScaleRow("short_d128", "scale/short_d128_divided", "scale/short_d128_undivided"),
+    ScaleRow("short_d256", "scale/short_d256_divided", "scale/short_d256_undivided"),
+    ScaleRow("short_d1024", "scale/short_d1024_divided", "scale/short_d1024_undivided"),
+)
+SCORE_RUNAWAY = SCALE_TRAINING[-1]
 
 
 @table("scale_training")
 def scale_training(inputs) -> pd.DataFrame:
     out = []
-    for row, variants in _variants(inputs).items():
+    for row in SCALE_TRAINING:
+        variants = {variant: inputs[e] for variant, e in row.runs().items() if e in inputs}
+        if len(variants) == 1:
+            raise ValueError(f"row {row.name} lacks its {set(VARIANTS) - set(variants)} run")
+        if not variants:
+            continue
         cfg = run_config(variants["divided"][0])
         model, train = cfg["model"], cfg["train"]
         runs = {v: load_runs(variants[v]) for v in VARIANTS}

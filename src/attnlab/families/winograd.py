@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from attnlab.families import Row, present
 from attnlab.plots import figure
 from attnlab.tables import load_runs, overridden, seed_columns, table
 from attnlab.winograd import ADJ_POS
@@ -16,15 +17,22 @@ MODELS = {
     "block": "one transformer block",
     "two_blocks": "two transformer blocks",
 }
+# The rows of winograd_category and winograd_role: the models trained on each version of the
+# language (configs/winograd/<version>_<model>.yaml); the attention tables probe the last one.
+VERSIONS = {
+    version: tuple(Row(model, f"winograd/{version}_{model}", MODELS[model]) for model in models)
+    for version, models in {"category": ("average", "block"), "role": ("average", "block", "two_blocks")}.items()
+}
+PROBED = VERSIONS["role"][-1]
 ROLE_NAMES = {"x": "crosser", "y": "crossed"}
 
 
-def accuracy_frame(inputs, outcomes: tuple[str, ...]) -> pd.DataFrame:
+def accuracy_frame(inputs, version: str, outcomes: tuple[str, ...]) -> pd.DataFrame:
     """One row per model: held-out shares (percent, mean ± std over seeds), training accuracy, provenance."""
     rows = []
-    for name, paths in inputs.items():
-        runs = load_runs(paths)
-        row = {"model": MODELS.get(name, name), **overridden(runs)}
+    for model in present(VERSIONS[version], inputs):
+        runs = load_runs(inputs[model.name])
+        row = {"model": model.label, **overridden(runs)}
         for outcome in outcomes:
             row.update(seed_columns(outcome, [r["held_out"][outcome] for r in runs]))
         row.update(seed_columns("train_accuracy", [r["train"]["accuracy"] for r in runs]))
@@ -37,12 +45,12 @@ def accuracy_frame(inputs, outcomes: tuple[str, ...]) -> pd.DataFrame:
 
 @table("winograd_category")
 def winograd_category(inputs) -> pd.DataFrame:
-    return accuracy_frame(inputs, ("accuracy",))
+    return accuracy_frame(inputs, "category", ("accuracy",))
 
 
 @table("winograd_role")
 def winograd_role(inputs) -> pd.DataFrame:
-    df = accuracy_frame(inputs, ("accuracy", "wrong_noun", "other"))
+    df = accuracy_frame(inputs, "role", ("accuracy", "wrong_noun", "other"))
     # the baseline the chapter reads the average against: a coin flip between the sentence's two nouns
     chance = {"model": "chance (either noun of the pair)", "accuracy": 50.0, "wrong_noun": 50.0, "other": 0.0}
     df = pd.concat([pd.DataFrame([chance]), df], ignore_index=True)

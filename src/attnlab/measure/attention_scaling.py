@@ -8,7 +8,7 @@ forward pass only, through two paths that compute the same thing:
     python -m attnlab.measure.attention_scaling run --profile quick --path explicit --out explicit.json
     python -m attnlab.measure.attention_scaling one --profile quick --path explicit --tokens 4096
 
-`run` measures every size of the profile (configs/measure/attention_scaling.yaml), each in
+`run` measures every size of the profile (configs/profile/<profile>.yaml), each in
 its own process (`one`, which prints one JSON row), so a size that fails loses only its row
 and the CPU peak memory of a size is not hidden by an earlier, larger one.
 
@@ -35,7 +35,9 @@ from pathlib import Path
 import torch
 import yaml
 
-from attnlab.config import CONFIG_DIR
+from omegaconf import OmegaConf
+
+from attnlab.config import CONFIG_DIR, ConfigError, compose
 from attnlab.data import write_json
 from attnlab.model import CausalSelfAttention, ModelConfig
 
@@ -56,13 +58,14 @@ class SettingsError(ValueError):
 
 
 def load_settings(profile: str, path: Path = CONFIG) -> dict:
-    """The settings of one profile (keys starting with _ are shared YAML anchors, not profiles)."""
-    everything = yaml.safe_load(Path(path).read_text())
-    profiles = sorted(k for k in everything if not k.startswith("_"))
-    if profile not in profiles:
-        raise SettingsError(f"profile {profile!r} is not in {path}; allowed: {profiles}")
-    settings = dict(everything[profile])
-    check_settings(settings, f"{path}:{profile}")
+    """The sizes of one profile (configs/profile/<profile>.yaml) with the shared settings of `path`
+    (which may also set sizes, for a measurement by hand)."""
+    try:
+        sizes = OmegaConf.to_container(compose([f"profile={profile}"]).profile.measure.attention_scaling)
+    except ConfigError as e:
+        raise SettingsError(str(e)) from e
+    settings = {**sizes, **yaml.safe_load(Path(path).read_text())}
+    check_settings(settings, f"{path} + profile {profile}")
     return settings
 
 

@@ -4,7 +4,7 @@
 
 For each norm placement (pre, post) and seed k: build the twelve-block model of experiment
 norm/<norm>_no_warmup exactly as `attnlab.train` does with seed k, draw a batch as that run
-draws its first one (of configs/measure/norm.yaml's size), do one forward and one backward (no optimiser step) and record the L2
+draws its first one (of the profile's measure.norm_grad_init size), do one forward and one backward (no optimiser step) and record the L2
 norm of the gradient of each block's parameters, for two parameter groups:
   all            every parameter of the block (attention, MLP, both LayerNorms);
   attention_qkv  the attention input maps W_q, W_k, W_v together (what one fused qkv
@@ -22,10 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 import torch
-import yaml
 
 from attnlab import data
-from attnlab.config import CONFIG_DIR, ConfigError, compose, model_config
+from attnlab.config import ConfigError, compose, model_config
 from attnlab.model import LanguageModel
 
 NORMS = ("pre", "post")
@@ -33,14 +32,11 @@ PARAMETER_GROUPS = {
     "all": lambda name: True,
     "attention_qkv": lambda name: name in ("mixer.q.weight", "mixer.k.weight", "mixer.v.weight"),
 }
-SIZES = CONFIG_DIR / "measure" / "norm.yaml"
 
 
 def sizes(profile: str) -> dict:
-    table = yaml.safe_load(SIZES.read_text())
-    if profile not in table:
-        raise ConfigError(f"profile {profile!r} has no entry in {SIZES}; known: {sorted(table)}")
-    return table[profile]
+    """seeds and batch of the measurement in one profile (configs/profile/<profile>.yaml)."""
+    return dict(compose([f"profile={profile}"]).profile.measure.norm_grad_init)
 
 
 def block_grad_norms(model: LanguageModel, x: torch.Tensor, y: torch.Tensor) -> dict[str, list[float]]:
