@@ -1,12 +1,13 @@
-"""The training app: determinism, resume = uninterrupted, divergence recorded, clear CLI errors."""
+"""The training app: determinism, resume = uninterrupted, divergence recorded, clear CLI errors,
+and a checkpoint is data, never code."""
 
 import json
 
 import pandas as pd
 import pytest
 
-from attnlab import train as train_module
-from attnlab.config import compose
+from attnlab import runs, train as train_module
+from attnlab.config import compose, config_hash
 
 TIMING = {"train_s", "tokens_per_s", "s_per_step"}
 
@@ -56,6 +57,29 @@ def test_a_diverging_run_is_recorded_not_crashed(smoke_data, tmp_path):
     assert metrics["held_out_ppl"] == {"128": None} and metrics["train_ppl"] is None
     assert json.loads((tmp_path / "metrics.json").read_text())["diverged"]
 
+
+class OpensAFile:
+    """Unpickling this runs code: it opens (creates) the file it names."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return open, (str(self.path), "w")
+
+
+@pytest.mark.parametrize("payload, pickled", [(OpensAFile, "io.open"), (lambda path: print, "print")])
+def test_a_checkpoint_carrying_code_is_refused_never_run(smoke_data, tmp_path, payload, pickled):
+    """Its sha256 sits in the same file, so a handed-over checkpoint can carry a valid one:
+    loading only tensors and plain data is what keeps its pickle from running."""
+    cfg, ran = tiny(smoke_data), tmp_path / "ran"
+    checkpoint = tmp_path / "run" / runs.CHECKPOINT
+    runs.save_checkpoint(checkpoint, {"model": {}, "config_hash": config_hash(cfg), "hook": payload(ran)})
+    with pytest.raises(runs.CheckpointError, match=f"refused unread: it pickles {pickled}.*never code"):
+        runs.read_checkpoint(checkpoint, config_hash(cfg))
+    metrics = train_module.train(cfg, tmp_path / "run")  # not resumed from: trained from scratch
+    assert without_timing(metrics) == without_timing(train_module.train(cfg, tmp_path / "fresh"))
+    assert not ran.exists()
 
 
 def test_a_shorter_profile_runs_a_prefix_of_the_warmup_schedule(smoke_data, tmp_path):

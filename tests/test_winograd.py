@@ -6,9 +6,11 @@ import pandas as pd
 import pytest
 import torch
 
-from attnlab import winograd as W
+from attnlab import runs, winograd as W
 from attnlab.config import ConfigError
 from attnlab.families import winograd as F
+
+TIMING = {"train_s", "tokens_per_s", "s_per_step"}
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +80,7 @@ def test_bad_language_is_refused(role):
     with pytest.raises(ConfigError, match="version='ladder'"):
         W.Language.from_cfg({"version": "ladder"})
     with pytest.raises(ConfigError, match="nope"):
-        W.run_config("nope")
+        W.compose_run("nope")
 
 
 def test_split_files_and_a_stale_split_is_refused(tmp_path):
@@ -86,7 +88,7 @@ def test_split_files_and_a_stale_split_is_refused(tmp_path):
     lines = (tmp_path / "held_out.txt").read_text().splitlines()
     assert len(lines) == len(record["held_out"]) == 12
     assert all(line.startswith("the ") and line.endswith(" waited .") for line in lines)
-    cfg = W.run_config("category_block")
+    cfg = W.compose_run("category_block")
     W.read_split(tmp_path / "split.json", cfg.winograd.language)
     cfg.winograd.language.split_seed = 7
     with pytest.raises(ConfigError, match="another language"):
@@ -108,6 +110,35 @@ def test_training_is_deterministic_and_writes_every_file(tmp_path):
         assert len(row["weights"]) == 15 and sum(row["weights"]) == pytest.approx(1, abs=1e-5)
         assert row["tokens"][1:7:5] == ["animal", "street"]
     assert (tmp_path / "a/probe.json").read_bytes() == (tmp_path / "b/probe.json").read_bytes()
+    # a run folder like every trained run's, its config readable by the tables
+    assert {p.name for p in (tmp_path / "a").iterdir()} == {
+        runs.CONFIG, runs.METRICS, runs.CURVE, runs.EVALS, runs.CHECKPOINT, "answers.csv", "probe.json"}
+    assert runs.run_config(tmp_path / "a/metrics.json")["winograd"]["run"] == "role_two_blocks"
+    assert pd.read_csv(tmp_path / "a/evals.csv")["step"].tolist() == [0, 3, 6]
+
+
+def test_an_interrupted_run_resumes_to_the_uninterrupted_numbers(tmp_path, monkeypatch):
+    W.write_split("category", tmp_path)
+    overrides = ["profile=smoke", "train.checkpoint_interval=2", "train.threads=1"]
+    whole = W.train_to("category_block", tmp_path / "split.json", tmp_path / "whole", overrides)
+
+    real_batch, calls = W.Sentences.batch, []
+
+    def dies_at_step_5(self, generator):
+        calls.append(1)
+        if len(calls) == 5:  # after the step-4 checkpoint, before the end
+            raise KeyboardInterrupt
+        return real_batch(self, generator)
+
+    monkeypatch.setattr(W.Sentences, "batch", dies_at_step_5)
+    with pytest.raises(KeyboardInterrupt):
+        W.train_to("category_block", tmp_path / "split.json", tmp_path / "resumed", overrides)
+    assert not (tmp_path / "resumed" / runs.METRICS).exists()
+    monkeypatch.setattr(W.Sentences, "batch", real_batch)
+    resumed = W.train_to("category_block", tmp_path / "split.json", tmp_path / "resumed", overrides)
+    assert {k: v for k, v in resumed.items() if k not in TIMING} == {k: v for k, v in whole.items() if k not in TIMING}
+    for name in ("answers.csv", "probe.json", runs.CURVE, runs.EVALS, runs.CONFIG):
+        assert (tmp_path / "resumed" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
 
 
 def test_average_probe_is_uniform(tmp_path):

@@ -19,28 +19,26 @@ from pathlib import Path
 import torch
 from omegaconf import OmegaConf
 
-from attnlab import data
+from attnlab import data, runs
 from attnlab.config import ConfigError, git_commit, model_config
 from attnlab.model import LanguageModel
-from attnlab.train import CHECKPOINT, METRICS, CheckpointError, read_checkpoint, mean_loss, perplexity, pick_device
-
-RUN_CONFIG = "config.yaml"
+from attnlab.train import mean_loss, perplexity, pick_device
 
 
 def load_run(run_dir: Path):
     """(composed config, model with the checkpoint's weights, the run's metrics)."""
-    missing = [name for name in (RUN_CONFIG, CHECKPOINT, METRICS) if not (run_dir / name).is_file()]
+    missing = [name for name in (runs.CONFIG, runs.CHECKPOINT, runs.METRICS) if not (run_dir / name).is_file()]
     if missing:
         raise ConfigError(f"run folder {run_dir} lacks {missing}: it is not a finished attnlab.train run")
-    provenance = OmegaConf.load(run_dir / RUN_CONFIG)
+    [metrics] = runs.load_runs([run_dir / runs.METRICS])
     try:
-        ckpt = read_checkpoint(run_dir / CHECKPOINT, provenance.config_hash)
-    except CheckpointError as e:
+        ckpt = runs.read_checkpoint(run_dir / runs.CHECKPOINT, metrics["config_hash"])
+    except runs.CheckpointError as e:
         raise ConfigError(f"{e}: rerun the training") from e
-    cfg = provenance.config
+    cfg = OmegaConf.create(runs.run_config(run_dir / runs.METRICS))
     model = LanguageModel(model_config(cfg))
     model.load_state_dict(ckpt["model"])
-    return cfg, model, json.loads((run_dir / METRICS).read_text())
+    return cfg, model, metrics
 
 
 def evaluate(run_dir: Path, lengths: list[int], device: str | None = None, threads: int | None = None) -> dict:

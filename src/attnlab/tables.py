@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import math
 import pkgutil
 import sys
@@ -19,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from attnlab.data import atomic_path
+from attnlab.runs import load_runs, run_config  # noqa: F401  the families read run folders through here
 
 BUILDERS = {}
 
@@ -38,16 +37,6 @@ def load_families() -> None:
     import attnlab.families as families
     for module in pkgutil.iter_modules(families.__path__):
         importlib.import_module(f"attnlab.families.{module.name}")
-
-
-def load_runs(paths: list[str | Path]) -> list[dict]:
-    """metrics.json of each seed of one run."""
-    return [json.loads(Path(p).read_text()) for p in paths]
-
-
-def run_config(metrics_path: str | Path) -> dict:
-    """The composed config a run trained under, saved by the training app beside its metrics.json."""
-    return yaml.safe_load(Path(metrics_path).with_name("config.yaml").read_text())["config"]
 
 
 def held_out(metrics: dict, length: int | None = None) -> float:

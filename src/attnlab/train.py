@@ -1,17 +1,17 @@
-"""The Hydra training app: one run = one composed config, one seed, one output folder.
+"""The one training loop, and the Hydra app that runs it: one run = one composed config, one
+seed, one output folder.
 
     python -m attnlab.train experiment=ladder/average train.steps=50
 
-Writes into hydra.run.dir: config.yaml (the composed config and overrides), curve.csv
-(loss and learning rate per step), evals.csv (perplexities and attention statistics at
-every evaluation), checkpoint.pt (resume point; not published) and, last, metrics.json.
-A killed run resumes from its checkpoint and ends with the same numbers as an
-uninterrupted one. A loss that becomes NaN/inf stops the run, recorded as diverged.
+train() writes the run folder of attnlab.runs into hydra.run.dir: curve.csv, evals.csv,
+checkpoint.pt, metrics.json and, last, config.yaml. A killed run resumes from its checkpoint and
+ends with the same numbers as an uninterrupted one. A loss that becomes NaN/inf stops the run,
+recorded as diverged. What a run learns from and how it is scored is its task: next-token
+prediction on the corpus (Corpus) or the Winograd sentences (attnlab.winograd.Sentences).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import sys
@@ -19,23 +19,20 @@ import time
 from pathlib import Path
 
 import hydra
-import pandas as pd
 import torch
 import torch.nn.functional as F
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from attnlab import data
-from attnlab.config import (ConfigError, ablations, check_train, compose, config_hash, git_commit, model_config,
-                            provenance, scaled)
+from attnlab import data, runs
+from attnlab.config import ConfigError, ablations, check_train, compose, config_hash, git_commit, model_config, scaled
 from attnlab.model import LanguageModel
 
 log = logging.getLogger("attnlab.train")
 # hand-made runs land in outputs/<profile>/<experiment or default>/<overrides or default>/seed<k>/ (configs/config.yaml)
 OmegaConf.register_new_resolver("or_default", lambda value: "default" if value in (None, "None", "") else value,
                                 replace=True)
-CHECKPOINT, METRICS, CURVE, EVALS = "checkpoint.pt", "metrics.json", "curve.csv", "evals.csv"
 
 
 def pick_device(name: str) -> torch.device:
@@ -96,89 +93,66 @@ def attention_stats(model, x: torch.Tensor) -> dict:
     return stats
 
 
-def checkpoint_digest(ckpt: dict) -> str:
-    """sha256 over everything a checkpoint holds (tensors by their bytes), less its own digest:
-    torch.load does not notice flipped bytes inside a tensor, this does."""
-    h = hashlib.sha256()
-
-    def visit(x):
-        if isinstance(x, torch.Tensor):
-            h.update(f"{x.dtype}{tuple(x.shape)}".encode())
-            h.update(x.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
-        elif isinstance(x, dict):
-            for key in sorted(x, key=str):
-                h.update(repr(key).encode())
-                visit(x[key])
-        elif isinstance(x, (list, tuple)):
-            h.update(f"{type(x).__name__}{len(x)}".encode())
-            for item in x:
-                visit(item)
-        else:
-            h.update(repr(x).encode())
-
-    visit({k: v for k, v in ckpt.items() if k != "sha256"})
-    return h.hexdigest()
-
-
-def _save(path: Path, obj: dict) -> None:
-    with data.atomic_path(path) as tmp:
-        torch.save({**obj, "sha256": checkpoint_digest(obj)}, tmp)
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be trusted: unreadable, failing its checksum, or from another config."""
-
-
-def read_checkpoint(path: Path, expected_hash: str) -> dict:
-    """The checkpoint at `path`, verified against its checksum and the config it must belong to."""
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as e:  # truncated or corrupt file
-        raise CheckpointError(f"checkpoint {path} is unreadable ({e})") from e
-    if not isinstance(ckpt, dict) or ckpt.get("sha256") != checkpoint_digest(ckpt):
-        raise CheckpointError(f"checkpoint {path} does not match its checksum (corrupt)")
-    if ckpt.get("config_hash") != expected_hash:
-        raise CheckpointError(f"checkpoint {path} belongs to config {ckpt.get('config_hash')}, not {expected_hash}")
-    return ckpt
-
-
 def _resume_point(path: Path, expected_hash: str):
     """The checkpoint to resume from, or None (with a warning): a bad one is never trusted."""
     if not path.exists():
         return None
     try:
-        return read_checkpoint(path, expected_hash)
-    except CheckpointError as e:
+        return runs.read_checkpoint(path, expected_hash)
+    except runs.CheckpointError as e:
         log.warning("%s; starting from scratch", e)
         return None
 
 
-def build(cfg: DictConfig, mcfg) -> tuple:
-    """(device, model, optimizer, batch generator) of one run, seeded; shared by every trainer."""
-    t = cfg.train
-    device = pick_device(t.device)
-    if device.type == "cpu":
-        torch.use_deterministic_algorithms(True)  # the same config and seed give the same bits
-    if t.threads:
-        torch.set_num_threads(t.threads)
-    torch.manual_seed(cfg.seed)
-    model = LanguageModel(mcfg).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
-    return device, model, optimizer, torch.Generator().manual_seed(cfg.seed)
+class Corpus:
+    """Next-token prediction on the corpus: the task of every run but the Winograd probe's.
+
+    A task is what train() needs beyond the model: batch(generator) -> (inputs, targets) of one
+    step; evaluate(model, device) -> a row of evals.csv; results(model, device, final, diverged,
+    run_dir) -> its entries of metrics.json (final: the last evaluation), writing its own files."""
+
+    def __init__(self, cfg: DictConfig, mcfg):
+        data.prepare(cfg.data, cfg.profile.max_chars)  # no-op when the pipeline built the cache
+        self.train_tokens, self.held_out, meta = data.load_tokens(cfg.data.dir)
+        if meta["vocab_size"] != mcfg.vocab_size:
+            raise ConfigError(f"model.vocab_size={mcfg.vocab_size} but the tokenizer has {meta['vocab_size']} tokens")
+        if mcfg.context >= len(self.train_tokens):
+            raise ConfigError(f"model.context={mcfg.context} is longer than the training split "
+                              f"({len(self.train_tokens)} tokens)")
+        t = cfg.train
+        too_long = [n for n in t.eval_lengths if n >= len(self.held_out)]  # a window needs length + 1 tokens
+        if too_long:
+            raise ConfigError(f"train.eval_lengths has {too_long}, longer than the held-out split allows "
+                              f"({len(self.held_out)} tokens); allowed: lengths <= {len(self.held_out) - 1}")
+        self.t, self.context, self.max_windows = t, mcfg.context, cfg.profile.eval_max_windows
+        self.stats_windows = data.eval_windows(self.held_out, mcfg.context, 8)[0]
+
+    def batch(self, generator: torch.Generator):
+        return data.random_batch(self.train_tokens, self.t.batch_size, self.context, generator)
+
+    def ppl(self, model, tokens, length: int, device) -> float | None:
+        return perplexity(mean_loss(model, tokens, length, self.t.eval_batch_size, self.max_windows, device))
+
+    def evaluate(self, model, device) -> dict:
+        record = {f"held_out_ppl_{n}": self.ppl(model, self.held_out, n, device) for n in self.t.eval_lengths}
+        if self.t.attention_stats:
+            record.update(attention_stats(model, self.stats_windows.to(device)))
+        return record
+
+    def results(self, model, device, final: dict, diverged: bool, run_dir: Path) -> dict:
+        t = self.t
+        out = {"held_out_ppl": {str(n): None if diverged else final[f"held_out_ppl_{n}"] for n in t.eval_lengths},
+               "train_ppl": self.ppl(model, self.train_tokens, t.eval_lengths[0], device)
+               if t.eval_train and not diverged else None}
+        if t.attention_stats:
+            out["attention"] = {k: v for k, v in final.items() if k.startswith("block")}
+        return out
 
 
-def optimizer_step(model, optimizer, loss, grad_clip: float | None) -> None:
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    if grad_clip:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-    optimizer.step()
-
-
-def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str] = ()) -> dict:
-    """Train (or resume) one run into run_dir and return its metrics; `name` labels the progress bar,
-    `overrides` (recorded) are the ablations of its experiment's config."""
-    overrides = list(overrides)
+def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str] = (), task=None) -> dict:
+    """Train (or resume) one run into run_dir and return its metrics. `name` labels the run,
+    `overrides` are the command line it was composed from (recorded), `task` its data and scorer
+    (default: Corpus)."""
     check_train(cfg)
     source = git_commit()  # read before training: edits made while it runs are not its code
     mcfg = model_config(cfg)
@@ -188,25 +162,22 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str
     if steps != t.steps:
         log.info("profile %s runs %d of train.steps=%d (budget %g; warmup %d is not scaled)",
                  cfg.profile.name, steps, t.steps, cfg.profile.budget, warmup)
-    data.prepare(cfg.data, cfg.profile.max_chars)  # no-op when the pipeline built the cache
-    train_tokens, held_out, meta = data.load_tokens(cfg.data.dir)
-    if meta["vocab_size"] != mcfg.vocab_size:
-        raise ConfigError(f"model.vocab_size={mcfg.vocab_size} but the tokenizer has {meta['vocab_size']} tokens")
-    if mcfg.context >= len(train_tokens):
-        raise ConfigError(f"model.context={mcfg.context} is longer than the training split ({len(train_tokens)} tokens)")
-    too_long = [n for n in t.eval_lengths if n >= len(held_out)]  # a window needs length + 1 tokens
-    if too_long:
-        raise ConfigError(f"train.eval_lengths has {too_long}, longer than the held-out split allows "
-                          f"({len(held_out)} tokens); allowed: lengths <= {len(held_out) - 1}")
+    task = task or Corpus(cfg, mcfg)
 
-    device, model, optimizer, batches = build(cfg, mcfg)
-    stats_windows = data.eval_windows(held_out, mcfg.context, 8)[0].to(device)
-    max_windows = cfg.profile.eval_max_windows
+    device = pick_device(t.device)
+    if device.type == "cpu":
+        torch.use_deterministic_algorithms(True)  # the same config and seed give the same bits
+    if t.threads:
+        torch.set_num_threads(t.threads)
+    torch.manual_seed(cfg.seed)
+    model = LanguageModel(mcfg).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
+    batches = torch.Generator().manual_seed(cfg.seed)
     run_dir.mkdir(parents=True, exist_ok=True)
     digest = config_hash(cfg)
 
     state = {"step": 0, "curve": [], "evals": [], "diverged_step": None, "train_s": 0.0}
-    ckpt = _resume_point(run_dir / CHECKPOINT, digest)
+    ckpt = _resume_point(run_dir / runs.CHECKPOINT, digest)
     if ckpt is not None:
         model.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
@@ -219,17 +190,12 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str
         sources.append({**source, "from_step": state["step"]})
 
     def checkpoint():
-        _save(run_dir / CHECKPOINT, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                                     "batches": batches.get_state(), "state": state, "config_hash": digest})
+        runs.save_checkpoint(run_dir / runs.CHECKPOINT, {
+            "model": model.state_dict(), "optimizer": optimizer.state_dict(), "batches": batches.get_state(),
+            "state": state, "config_hash": digest})
 
     def evaluate(step: int):
-        record = {"step": step}
-        for length in t.eval_lengths:
-            record[f"held_out_ppl_{length}"] = perplexity(
-                mean_loss(model, held_out, length, t.eval_batch_size, max_windows, device))
-        if t.attention_stats:
-            record.update(attention_stats(model, stats_windows))
-        state["evals"].append(record)
+        state["evals"].append({"step": step, **task.evaluate(model, device)})
 
     if not state["evals"]:
         evaluate(0)
@@ -242,13 +208,17 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str
         lr = learning_rate(step, t.lr, warmup, steps, t.schedule)
         for group in optimizer.param_groups:
             group["lr"] = lr
-        x, y = data.random_batch(train_tokens, t.batch_size, mcfg.context, batches)
+        x, y = task.batch(batches)
         _, loss, _ = model(x.to(device), y.to(device))
         if not torch.isfinite(loss):
             state["diverged_step"] = step
             log.warning("loss became %s at step %d: recorded as diverged", loss.item(), step)
             break
-        optimizer_step(model, optimizer, loss, t.grad_clip)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if t.grad_clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
+        optimizer.step()
         state["train_s"] += time.perf_counter() - tick
         state["curve"].append({"step": step + 1, "loss": loss.item(), "lr": lr})
         state["step"] = step + 1
@@ -265,46 +235,31 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str
     if not diverged and state["evals"][-1]["step"] != state["step"]:
         evaluate(state["step"])
     checkpoint()
-    final = state["evals"][-1]
     metrics = {
-        "experiment": name, "overrides": overrides,
+        "experiment": name, "overrides": ablations(overrides),
         "profile": cfg.profile.name, "seed": cfg.seed, "config_hash": digest,
         "commit": sources[0]["commit"], "dirty": any(s["dirty"] for s in sources), "sources": sources,
         "torch": torch.__version__, "device": str(device), "params": model.n_params(),
         "steps": steps, "steps_done": state["step"], "diverged": diverged, "diverged_step": state["diverged_step"],
         "final_loss": state["curve"][-1]["loss"] if state["curve"] else None,
-        "held_out_ppl": {str(n): (None if diverged else final[f"held_out_ppl_{n}"]) for n in t.eval_lengths},
-        "train_ppl": None,
         "train_s": state["train_s"], "tokens_per_s": tokens_per_step * state["step"] / max(state["train_s"], 1e-9),
         "s_per_step": state["train_s"] / max(state["step"], 1),
+        **task.results(model, device, state["evals"][-1], diverged, run_dir),
     }
-    if t.eval_train and not diverged:
-        metrics["train_ppl"] = perplexity(mean_loss(model, train_tokens, t.eval_lengths[0], t.eval_batch_size,
-                                                    max_windows, device))
-    if t.attention_stats:
-        metrics["attention"] = {k: v for k, v in final.items() if k.startswith("block")}
-    _write_csv(run_dir / CURVE, state["curve"], ["step", "loss", "lr"])
-    _write_csv(run_dir / EVALS, state["evals"], ["step"])
-    data.write_json(run_dir / METRICS, metrics)
+    runs.write_csv(run_dir / runs.CURVE, state["curve"], ["step", "loss", "lr"])
+    runs.write_csv(run_dir / runs.EVALS, state["evals"], ["step"])
+    data.write_json(run_dir / runs.METRICS, metrics)
+    # written last so the folder only claims a config once a run finished under it
+    runs.write_config(run_dir, cfg, overrides)
     return metrics
-
-
-def _write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
-    with data.atomic_path(path) as tmp:
-        pd.DataFrame(rows, columns=None if rows else columns).to_csv(tmp, index=False)
 
 
 @hydra.main(config_path="../../configs", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
-    task = list(HydraConfig.get().overrides.task)
     try:
-        check_train(cfg)
-        model_config(cfg)
-        record = {"overrides": task, "config_hash": config_hash(cfg), "config": provenance(cfg)}
-        metrics = train(cfg, run_dir, HydraConfig.get().runtime.choices.get("experiment") or "default", ablations(task))
-        # written last so the folder only claims a config once a run finished under it
-        data.write_text(run_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(record)))
+        metrics = train(cfg, run_dir, HydraConfig.get().runtime.choices.get("experiment") or "default",
+                        list(HydraConfig.get().overrides.task))
     except (ConfigError, data.DataError) as e:
         _remove_empty(run_dir)  # nothing half-written
         sys.exit(f"error: {e}")

@@ -7,7 +7,8 @@
 Every sentence is `the {x} did not cross the {y} because it was too {adj} , so the {ref} waited .`
 with word-level tokens. A run (configs/winograd/<run>.yaml, composed by Hydra's compose API on
 top of the shared defaults) trains the project's LanguageModel as an ordinary next-token
-predictor on the training sentences and is scored at one position only: input position 14, the
+predictor on the training sentences, through attnlab.train's loop (the same run folder, resumable),
+and is scored at one position only: input position 14, the
 "the" after "so", whose next token is the referent. An answer is right (the referent), the wrong
 noun of the pair, or anything else. The split is seeded by the language, not by the run's seed,
 so seeds vary only the model's initialisation and batch order.
@@ -20,18 +21,15 @@ import itertools
 import json
 import random
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 import torch
-import torch.nn.functional as F
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from attnlab import data
-from attnlab.config import ConfigError, ablations, compose, config_hash, git_commit, model_config, resolved, scaled
-from attnlab.train import build, learning_rate, optimizer_step
+from attnlab import data, runs
+from attnlab.config import ConfigError, compose, config_hash
+from attnlab.train import train
 
 TEMPLATE = "the {x} did not cross the {y} because it was too {adj} , so the {ref} waited ."
 TEMPLATE_WORDS = [w for w in TEMPLATE.split() if not w.startswith("{")]
@@ -134,9 +132,9 @@ def encode(lang: Language, triples, vocab: list[str]) -> tuple[torch.Tensor, tor
 
 # ---------------------------------------------------------------- configs
 
-def run_config(run: str, overrides=()) -> DictConfig:
-    """The composed config of one run, with model.vocab_size set from its language. The corpus
-    group plays no part here, so it is dropped (and leaves the hash)."""
+def compose_run(run: str, overrides=()) -> DictConfig:
+    """The composed config of one Winograd run (configs/winograd/<run>.yaml), with model.vocab_size
+    set from its language. The corpus group plays no part here, so it is dropped (and leaves the hash)."""
     cfg = compose([f"+winograd={run}", *overrides])
     if "language" not in cfg.get("winograd", {}):
         raise ConfigError(f"winograd={run} defines no winograd.language; runs are configs/winograd/<run>.yaml")
@@ -151,7 +149,7 @@ def run_config(run: str, overrides=()) -> DictConfig:
 def language_config(version: str) -> DictConfig:
     if version not in VERSIONS:
         raise ConfigError(f"version {version!r} is not one of {list(VERSIONS)}")
-    return run_config(f"_{version}").winograd.language
+    return compose_run(f"_{version}").winograd.language
 
 
 def language_hash(version: str) -> str:
@@ -184,7 +182,7 @@ def read_split(path: Path, lang_cfg: DictConfig) -> dict:
 # ---------------------------------------------------------------- training and scoring
 
 @torch.inference_mode()
-def score(model, lang: Language, triples, vocab: list[str], device) -> pd.DataFrame:
+def score(model, lang: Language, triples, vocab: list[str], device) -> list[dict]:
     """One row per sentence: the argmax answer at the scored position and its outcome."""
     model.eval()
     x, y = encode(lang, triples, vocab)
@@ -197,13 +195,13 @@ def score(model, lang: Language, triples, vocab: list[str], device) -> pd.DataFr
         other = ny if ref == nx else nx
         outcome = "right" if word == ref else "wrong_noun" if word == other else "other"
         rows.append({"x": nx, "y": ny, "adjective": adj, "referent": ref, "answer": word, "outcome": outcome})
-    return pd.DataFrame(rows)
+    return rows
 
 
-def shares(scored: pd.DataFrame) -> dict:
+def shares(scored: list[dict]) -> dict:
     """Percent right, wrong noun of the pair, anything else."""
     n = len(scored)
-    share = lambda outcome: 100.0 * int((scored["outcome"] == outcome).sum()) / n  # noqa: E731
+    share = lambda outcome: 100.0 * sum(row["outcome"] == outcome for row in scored) / n  # noqa: E731
     return {"accuracy": share("right"), "wrong_noun": share("wrong_noun"), "other": share("other"), "sentences": n}
 
 
@@ -232,48 +230,39 @@ def probe(model, lang: Language, vocab: list[str], device) -> list[dict]:
     return rows
 
 
-def train_run(cfg: DictConfig, split: dict) -> tuple[dict, pd.DataFrame, list[dict]]:
-    """Train one seed on the split's training sentences; return metrics, held-out answers, probe."""
-    lang = Language.from_cfg(cfg.winograd.language)
-    vocab = split["vocab"]
-    train_triples = [tuple(t) for t in split["train"]]
-    held_triples = [tuple(t) for t in split["held_out"]]
-    mcfg = model_config(cfg)
-    t = cfg.train
-    steps, warmup = scaled(cfg, t.steps), t.warmup_steps  # warmup is not scaled (configs/train/default.yaml)
-    device, model, optimizer, batches = build(cfg, mcfg)
-    inputs, targets = encode(lang, train_triples, vocab)
-    inputs, targets = inputs.to(device), targets.to(device)
-    tick = time.perf_counter()
-    loss = torch.tensor(float("nan"))
-    for step in range(steps):
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(step, t.lr, warmup, steps, t.schedule)
-        rows = torch.randint(len(inputs), (t.batch_size,), generator=batches).to(device)
-        _, loss, _ = model(inputs[rows], targets[rows])  # every position: an ordinary language model
-        optimizer_step(model, optimizer, loss, t.grad_clip)
-    train_s = time.perf_counter() - tick
-    held = score(model, lang, held_triples, vocab, device)
-    metrics = {
-        "run": cfg.winograd.run, "version": lang.version, "profile": cfg.profile.name, "seed": cfg.seed,
-        "config_hash": config_hash(cfg), **git_commit(), "torch": torch.__version__, "device": str(device),
-        "params": model.n_params(), "steps": steps, "final_loss": loss.item(), "train_s": train_s,
-        "held_out": shares(held), "train": shares(score(model, lang, train_triples, vocab, device)),
-    }
-    return metrics, held, probe(model, lang, vocab, device)
+class Sentences:
+    """The Winograd task of train.train: batches of training sentences, and scores at SCORED
+    (held-out shares at every evaluation; at the end held-out and training shares, answers.csv
+    with each held-out answer and probe.json)."""
+
+    def __init__(self, cfg: DictConfig, split: dict):
+        self.lang = Language.from_cfg(cfg.winograd.language)
+        self.vocab = split["vocab"]
+        self.train_triples = [tuple(t) for t in split["train"]]
+        self.held_triples = [tuple(t) for t in split["held_out"]]
+        self.inputs, self.targets = encode(self.lang, self.train_triples, self.vocab)
+        self.batch_size = cfg.train.batch_size
+
+    def batch(self, generator: torch.Generator):
+        rows = torch.randint(len(self.inputs), (self.batch_size,), generator=generator)
+        return self.inputs[rows], self.targets[rows]  # every position: an ordinary language model
+
+    def evaluate(self, model, device) -> dict:
+        held = shares(score(model, self.lang, self.held_triples, self.vocab, device))
+        return {f"held_out_{k}": v for k, v in held.items() if k != "sentences"}
+
+    def results(self, model, device, final: dict, diverged: bool, run_dir: Path) -> dict:
+        held = score(model, self.lang, self.held_triples, self.vocab, device)
+        runs.write_csv(run_dir / "answers.csv", held)
+        data.write_json(run_dir / "probe.json", probe(model, self.lang, self.vocab, device))
+        return {"version": self.lang.version, "held_out": shares(held),
+                "train": shares(score(model, self.lang, self.train_triples, self.vocab, device))}
 
 
 def train_to(run: str, split_path: Path, out: Path, overrides=()) -> dict:
-    cfg = run_config(run, overrides)
+    cfg = compose_run(run, overrides)
     split = read_split(split_path, cfg.winograd.language)
-    metrics, held, probe_rows = train_run(cfg, split)
-    metrics["overrides"] = ablations(overrides)
-    with data.atomic_path(out / "answers.csv") as tmp:
-        held.to_csv(tmp, index=False)
-    data.write_json(out / "probe.json", probe_rows)
-    data.write_text(out / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(resolved(cfg))))
-    data.write_json(out / "metrics.json", metrics)  # last: the folder claims a finished run
-    return metrics
+    return train(cfg, out, f"winograd/{run}", overrides, Sentences(cfg, split))
 
 
 def main(argv=None) -> None:
