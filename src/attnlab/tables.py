@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 
 from attnlab.data import atomic_path
-from attnlab.runs import load_runs, run_config  # noqa: F401  the families read run folders through here
 
 BUILDERS = {}
 

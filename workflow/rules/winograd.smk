@@ -3,7 +3,7 @@
 # runs scored at one position. Outputs under results/<profile>/measure/winograd/<version>/.
 # Rows: src/attnlab/families/winograd.py.
 from attnlab.families.winograd import PROBED, VERSIONS
-from attnlab.winograd import language_hash, run_config
+from attnlab.winograd import compose_run, language_hash
 
 WINOGRAD = f"{RESULTS}/measure/winograd"
 # The held-out sets are small, so one seed is noisy: the profile's count, or the pipeline's if larger.
@@ -25,7 +25,7 @@ def winograd_step(version: str, model: str, seed: int) -> Step:
     run = f"{version}_{model}"
     scope = f"winograd/{run}"
     try:
-        key = config_hash(run_config(run, [f"profile={PROFILE}", f"seed={seed}", *overrides_of(scope)]))
+        key = config_hash(compose_run(run, [f"profile={PROFILE}", f"seed={seed}", *overrides_of(scope)]))
     except ConfigError as e:
         raise WorkflowError(f"winograd run {run}: {e}")
     folder = f"{WINOGRAD}/{version}/{model}/seed{seed}"

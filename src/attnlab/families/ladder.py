@@ -9,7 +9,8 @@ import pandas as pd
 
 from attnlab.families import Row, present
 from attnlab.plots import curve_of, figure, smooth
-from attnlab.tables import load_runs, run_columns, run_config, table
+from attnlab.runs import load_runs, run_config
+from attnlab.tables import run_columns, table
 
 # The rows of each table, in order: row name, the experiment that trains it, its label.
 # Adding a row: its experiment config + one line here (README: "Add a row").

@@ -11,7 +11,8 @@ import torch
 from attnlab.data import load_tokens
 from attnlab.families import Row, present
 from attnlab.plots import curve_of, evals_of, figure, smooth
-from attnlab.tables import load_runs, run_columns, run_config, seed_columns, table
+from attnlab.runs import load_runs, run_config
+from attnlab.tables import run_columns, seed_columns, table
 
 NORM_STYLE = {"pre": "tab:blue", "post": "tab:red"}
 

@@ -10,7 +10,8 @@ from matplotlib.ticker import FuncFormatter
 
 from attnlab.families import Row, present
 from attnlab.plots import figure
-from attnlab.tables import held_out, load_runs, run_columns, run_config, seed_columns, table
+from attnlab.runs import load_runs, run_config
+from attnlab.tables import held_out, run_columns, seed_columns, table
 
 # The rows of position_extrapolation: trained at 64 tokens, evaluated at every train.eval_lengths window.
 SCHEMES = (

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from attnlab.plots import evals_of, figure
-from attnlab.tables import held_out, load_runs, run_columns, run_config, seed_columns, table
+from attnlab.runs import load_runs, run_config
+from attnlab.tables import held_out, run_columns, seed_columns, table
 
 VARIANTS = ("divided", "undivided")
 COLORS = {"divided": "tab:blue", "undivided": "tab:red"}

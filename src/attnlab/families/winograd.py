@@ -9,7 +9,8 @@ import pandas as pd
 
 from attnlab.families import Row, present
 from attnlab.plots import figure
-from attnlab.tables import load_runs, overridden, seed_columns, table
+from attnlab.runs import load_runs
+from attnlab.tables import overridden, seed_columns, table
 from attnlab.winograd import ADJ_POS
 
 MODELS = {
