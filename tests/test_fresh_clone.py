@@ -2,6 +2,7 @@
 .snakemake/ and no token cache, Snakemake plans nothing that is published, one override plans
 exactly its run and what reads it, and every Snakemake command in the README dry-runs."""
 
+import os
 import re
 import shlex
 import shutil
@@ -30,10 +31,15 @@ def clone(tmp_path_factory):
     return work
 
 
+def snakemake(clone, *args) -> subprocess.CompletedProcess:
+    """Snakemake in the copy, importing the copy's own attnlab (not the installed checkout's)."""
+    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=clone, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(clone / "src")})
+
+
 def dry_run(clone, *args) -> tuple[dict, str]:
     """{rule: job count} of a dry run, and its output."""
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "2", *args], cwd=clone,
-                            capture_output=True, text=True)
+    result = snakemake(clone, "-n", "--cores", "2", *args)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-3000:]
     stats = re.search(r"Job stats:\n.*?\n-+\s+-+\n(.*?)\ntotal", out, re.S)
@@ -69,8 +75,7 @@ def test_a_family_rerun_plans_the_family(clone):
     ("override=ladder/average: trian.lr=1", r"unknown option 'trian.lr'"),
 ])
 def test_bad_options_are_refused_naming_what_is_allowed(clone, option, message):
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--config", "profile=quick",
-                             option], cwd=clone, capture_output=True, text=True)
+    result = snakemake(clone, "-n", "--cores", "1", "--config", "profile=quick", option)
     assert result.returncode != 0 and re.search(message, result.stdout + result.stderr), result.stderr[-2000:]
 
 
