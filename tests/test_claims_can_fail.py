@@ -98,13 +98,9 @@ def put_row(table, row_number, value, column="held_out_ppl"):
     return Put(table, row(row_number), column, value)
 
 
-def same_cell(put: Put, value) -> Put:
-    return Put(put.table, put.where, put.column, value, put.spread)
-
-
-def number_case(put: Put, false_value=times(1.05)) -> tuple[list, list]:
+def number_case(table, where, column, false_value=times(1.05)) -> tuple[list, list]:
     """A bare number: the chapter's value matches; `false_value` (5 % off by default) does not."""
-    return [same_cell(put, chapter)], [same_cell(put, false_value)]
+    return [Put(table, where, column, chapter)], [Put(table, where, column, false_value)]
 
 
 def of(claim_id):
@@ -130,27 +126,29 @@ def grad_case(parameters_norm: dict, column: str) -> tuple[list, list]:
 
 
 def variance_case(d: int) -> tuple[list, list]:
-    cell = Put("score_variance", {"d": d}, "var", chapter)
-    return [cell], [same_cell(cell, 1.5 * d)]  # 1.5 d: neither the chapter's number nor d
+    return number_case("score_variance", {"d": d}, "var", 1.5 * d)  # 1.5 d: neither the chapter's number nor d
 
 
 def attention(where, animal=None, street=None, adj=None, table="winograd_attention") -> list[Put]:
-    cols = {"1:animal": animal, "6:street": street, "11:adj": adj}
-    return [Put(table, where, col, v, spread=s) for col, vs in cols.items() if vs is not None for v, s in [vs]]
+    """Weights (value, spread) on the first noun, the second noun and the adjective of the selected rows."""
+    weights = {"1:animal": animal, "6:street": street, "11:adj": adj}
+    return [Put(table, where, col, weight[0], spread=weight[1]) for col, weight in weights.items() if weight]
 
 
 CASES = {
-    "corpus.characters": number_case(Put("corpus", {"quantity": "characters"}, "value", None), lambda c: c.chapter() - 1),
-    "corpus.tokens": number_case(Put("corpus", {"quantity": "tokens"}, "value", None), times(1.01)),
-    "corpus.chars_per_token": number_case(Put("corpus", {"quantity": "characters per token"}, "value", None),
+    "corpus.characters": number_case("corpus", {"quantity": "characters"}, "value", lambda c: c.chapter() - 1),
+    "corpus.tokens": number_case("corpus", {"quantity": "tokens"}, "value", times(1.01)),
+    "corpus.chars_per_token": number_case("corpus", {"quantity": "characters per token"}, "value",
                                           lambda c: c.chapter() + 0.05),
-    "corpus.vocabulary": number_case(Put("corpus", {"quantity": "vocabulary"}, "value", None), 1000),
+    "corpus.vocabulary": number_case("corpus", {"quantity": "vocabulary"}, "value", 1000),
     "corpus.split": (
-        [Put("corpus", {"quantity": "train tokens"}, "value", lambda c: 0.9 * c.cell("corpus", {"quantity": "tokens"}, "value")),
-         Put("corpus", {"quantity": "held-out tokens"}, "value", lambda c: 0.1 * c.cell("corpus", {"quantity": "tokens"}, "value"))],
+        [Put("corpus", {"quantity": "train tokens"}, "value",
+             lambda c: c.chapter()[0] * c.cell("corpus", {"quantity": "tokens"}, "value")),
+         Put("corpus", {"quantity": "held-out tokens"}, "value",
+             lambda c: c.chapter()[1] * c.cell("corpus", {"quantity": "tokens"}, "value"))],
         [Put("corpus", {"quantity": "train tokens"}, "value", lambda c: 0.8 * c.cell("corpus", {"quantity": "tokens"}, "value")),
          Put("corpus", {"quantity": "held-out tokens"}, "value", lambda c: 0.2 * c.cell("corpus", {"quantity": "tokens"}, "value"))]),
-    "average_ladder.no_context": number_case(put_row("average_ladder", 1, None)),
+    "average_ladder.no_context": number_case("average_ladder", row(1), "held_out_ppl"),
     "average_ladder.dilution": (
         [put_row("average_ladder", 2, lambda c: c.chapter() * c.cell("average_ladder", row(1), "held_out_ppl"))],
         [put_row("average_ladder", 2, lambda c: 1.5 * c.cell("average_ladder", row(1), "held_out_ppl"))]),
@@ -174,25 +172,25 @@ CASES = {
     **{f"score_variance.var_d{d}": variance_case(d) for d in (4, 16, 64, 256, 1024)},
     "score_variance.std": ([Put("score_variance", {"d": 4}, "std", lambda c: c.chapter()[0])],
                            [Put("score_variance", {"d": 1024}, "std", 40.0)]),  # 1.25 √d
-    "effective_tokens.undivided_one_token": number_case(Put("effective_tokens", {"d_k": 256}, "effective_undivided", None), 3.0),
+    "effective_tokens.undivided_one_token": number_case("effective_tokens", {"d_k": 256}, "effective_undivided", 3.0),
     "softmax_saturation.divided_flat": ([Put("softmax_saturation", None, "jacobian_divided", chapter)],
                                         [Put("softmax_saturation", {"d_k": 1024}, "jacobian_divided", 0.8)]),
     "softmax_saturation.divided_none_frozen": ([Put("softmax_saturation", None, "frozen_divided", 0.0)],
                                                [Put("softmax_saturation", {"d_k": 1024}, "frozen_divided", 0.1)]),
-    "softmax_saturation.undivided_frozen": number_case(Put("softmax_saturation", {"d_k": 1024}, "frozen_undivided", None), 0.3),
+    "softmax_saturation.undivided_frozen": number_case("softmax_saturation", {"d_k": 1024}, "frozen_undivided", 0.3),
     "scale_training.dk32_free": ([Put("scale_training", {"d_k": 32}, "difference", -0.2)],
                                  [Put("scale_training", {"d_k": 32}, "difference", 2.0)]),
-    "scale_training.dk256_cost": number_case(Put("scale_training", {"d_k": 256}, "difference", None), 1.0),
-    "scale_training.dk1024_cost": number_case(Put("scale_training", {"d_k": 1024}, "difference", None), 1.0),
-    "score_runaway.init_std": number_case(Put("score_runaway", {"variant": "undivided"}, "score_std_init", None), 1.0),
-    "score_runaway.final_std": number_case(
-        Put("score_runaway", {"variant": "undivided"}, "score_std_final", None),
+    "scale_training.dk256_cost": number_case("scale_training", {"d_k": 256}, "difference", 1.0),
+    "scale_training.dk1024_cost": number_case("scale_training", {"d_k": 1024}, "difference", 1.0),
+    "score_runaway.init_std": number_case("score_runaway", {"variant": "undivided"}, "score_std_init", 1.0),
+    "score_runaway.final_std": number_case(  # only twice its value at initialisation: no runaway
+        "score_runaway", {"variant": "undivided"}, "score_std_final",
         lambda c: 2 * c.cell("score_runaway", {"variant": "undivided"}, "score_std_init")),
     "score_runaway.entropy": number_case(  # barely below its entropy at initialisation: no collapse
-        Put("score_runaway", {"variant": "undivided"}, "entropy_final", None),
+        "score_runaway", {"variant": "undivided"}, "entropy_final",
         lambda c: 0.9 * c.cell("score_runaway", {"variant": "undivided"}, "entropy_init")),
-    "score_runaway.onehot": number_case(Put("score_runaway", {"variant": "undivided"}, "onehot_share_final", None), 0.6),
-    "score_runaway.divided_final_std": number_case(Put("score_runaway", {"variant": "divided"}, "score_std_final", None), 50.0),
+    "score_runaway.onehot": number_case("score_runaway", {"variant": "undivided"}, "onehot_share_final", 0.6),
+    "score_runaway.divided_final_std": number_case("score_runaway", {"variant": "divided"}, "score_std_final", 50.0),
     "ladder.learned_vs_uniform": ([put_row("ladder", 8, lambda c: c.cell("ladder", row(4), "held_out_ppl") - c.chapter())],
                                   [put_row("ladder", 8, lambda c: c.cell("ladder", row(4), "held_out_ppl") - 2)]),
     "ladder.four_heads_gain": ([put_row("ladder", 9, lambda c: c.cell("ladder", row(8), "held_out_ppl") - c.chapter())],
@@ -207,11 +205,11 @@ CASES = {
                                 [put_row("ladder", 11, lambda c: c.cell("ladder", row(10), "params") + 512, "params")]),
     "ladder.layernorm_gain": ([put_row("ladder", 11, lambda c: c.cell("ladder", row(10), "held_out_ppl") - c.chapter())],
                               [put_row("ladder", 11, lambda c: c.cell("ladder", row(10), "held_out_ppl") + 0.5)]),
-    "ladder.block": number_case(put_row("ladder", 11, None)),
+    "ladder.block": number_case("ladder", row(11), "held_out_ppl"),
     "param_breakdown.mlp_two_thirds": ([Put("param_breakdown", {"d": 12288}, "mlp_share", chapter)],
                                        [Put("param_breakdown", {"model": "this project's block (counted)"}, "mlp_share", 0.5)]),
-    "param_breakdown.block_768": number_case(Put("param_breakdown", {"d": 768}, "total", None), lambda c: c.chapter() + 1),
-    **{f"gpt2_params.{name}": number_case(Put("gpt2_params", {"component": component}, "model_numel", None),
+    "param_breakdown.block_768": number_case("param_breakdown", {"d": 768}, "total", lambda c: c.chapter() + 1),
+    **{f"gpt2_params.{name}": number_case("gpt2_params", {"component": component}, "model_numel",
                                           lambda c: c.chapter() + 1)
        for name, component in [("token_embeddings", "token embeddings"), ("position_embeddings", "position embeddings"),
                                ("one_block", "one block"), ("twelve_blocks", "12 blocks"),
@@ -233,7 +231,7 @@ CASES = {
         chapter_runs(),
         [Put("norm_warmup", {"run": "pre_no_warmup"}, "held_out_ppl",
              lambda c: 1.5 * c.cell("norm_warmup", {"run": "pre_warmup"}, "held_out_ppl"))]),  # pre-norm needs warmup
-    "norm_warmup.pre_warmup": number_case(Put("norm_warmup", {"run": "pre_warmup"}, "held_out_ppl", None)),
+    "norm_warmup.pre_warmup": number_case("norm_warmup", {"run": "pre_warmup"}, "held_out_ppl"),
     "norm_warmup.post_no_warmup": (  # worst, but by a factor 2, not 8
         chapter_runs(), chapter_runs()[:2] + chapter_runs()[3:] + [
             Put("norm_warmup", {"run": "post_no_warmup"}, "held_out_ppl", lambda c: 2 * c.chapter("norm_warmup.post_warmup"))]),
@@ -259,8 +257,8 @@ CASES = {
         [Put("position_extrapolation", ROPE, "ppl_256",  # worse at 256 than learned, relative to 64
              lambda c: c.cell("position_extrapolation", ROPE, "ppl_64") * 1.1
              * c.cell("position_extrapolation", LEARNED, "ppl_256") / c.cell("position_extrapolation", LEARNED, "ppl_64"))]),
-    "position_extrapolation.alibi_64": number_case(Put("position_extrapolation", ALIBI, "ppl_64", None)),
-    "position_extrapolation.alibi_256": number_case(Put("position_extrapolation", ALIBI, "ppl_256", None)),
+    "position_extrapolation.alibi_64": number_case("position_extrapolation", ALIBI, "ppl_64"),
+    "position_extrapolation.alibi_256": number_case("position_extrapolation", ALIBI, "ppl_256"),
     "position_extrapolation.alibi_improves": (
         [Put("position_extrapolation", ALIBI, "ppl_64", of("position_extrapolation.alibi_64")),
          Put("position_extrapolation", ALIBI, "ppl_128", lambda c: (c.chapter("position_extrapolation.alibi_64")
@@ -272,10 +270,8 @@ CASES = {
         [Put("attention_scaling", {"path": "explicit", "tokens": 8192}, "memory_ratio", chapter),
          Put("attention_scaling", {"path": "explicit", "tokens": 8192}, "time_ratio", 4.0)],
         [Put("attention_scaling", {"path": "explicit", "tokens": 8192}, "memory_ratio", 2.0)]),
-    "attention_scaling.time_exponent": number_case(
-        Put("attention_scaling", {"path": "explicit", "tokens": 8192}, "time_exponent", None), 1.0),
-    "attention_scaling.memory_exponent": number_case(
-        Put("attention_scaling", {"path": "explicit", "tokens": 8192}, "memory_exponent", None), 1.0),
+    "attention_scaling.time_exponent": number_case("attention_scaling", {"path": "explicit", "tokens": 8192}, "time_exponent", 1.0),
+    "attention_scaling.memory_exponent": number_case("attention_scaling", {"path": "explicit", "tokens": 8192}, "memory_exponent", 1.0),
     "attention_scaling.projections_linear": (
         [Put("attention_scaling", {"path": "explicit", "tokens": n}, "ms_projections", n / 100) for n in EXPLICIT_ROWS],
         [Put("attention_scaling", {"path": "explicit", "tokens": n}, "ms_projections", n * n / 1e5) for n in EXPLICIT_ROWS]),
@@ -330,8 +326,8 @@ CASES = {
         [Put("attention_equivalence", None, "mean_abs_output", chapter)],
         [Put("attention_equivalence", None, "mean_abs_output", 0.05),
          Put("attention_equivalence", None, "max_abs_diff", 1e-3)]),  # a real difference, not rounding
-    "depth_overfit.one_block_train": number_case(Put("depth_overfit", {"blocks": 1}, "train_ppl", None)),
-    "depth_overfit.one_block_held_out": number_case(Put("depth_overfit", {"blocks": 1}, "held_out_ppl", None)),
+    "depth_overfit.one_block_train": number_case("depth_overfit", {"blocks": 1}, "train_ppl"),
+    "depth_overfit.one_block_held_out": number_case("depth_overfit", {"blocks": 1}, "held_out_ppl"),
     "depth_overfit.two_blocks_train": (
         [Put("depth_overfit", {"blocks": 2}, "train_ppl", chapter),
          Put("depth_overfit", {"blocks": 1}, "train_ppl", of("depth_overfit.one_block_train"))],
