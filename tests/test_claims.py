@@ -1,4 +1,6 @@
-"""The claims ledger: every rule kind can fail, coverage of the spec, the CLI and the README splice."""
+"""The claims ledger: each check kind passes and fails, how seeds' spreads make a verdict (never a pass),
+coverage of the spec, the CLI and the README splice. Every claim of configs/claims.yaml against a table
+where the chapter's point holds and one where it fails: test_claims_can_fail.py."""
 
 import re
 from pathlib import Path
@@ -31,7 +33,12 @@ def ppl(row):
     return {"column": "held_out_ppl", "where": {"row": row}}
 
 
-# ---------------------------------------------------------------- each rule kind passes and fails
+def with_spread(std):
+    """LADDER with every held-out perplexity carrying the same seeds' spread."""
+    return {"t": LADDER.assign(held_out_ppl_std=std)}
+
+
+# ---------------------------------------------------------------- each check kind passes and fails
 
 def test_exact_matches_and_a_one_off_count_is_contradicted():
     gap = {"difference": [{"column": "params", "where": {"row": 3}}, {"column": "params", "where": {"row": 2}}]}
@@ -51,11 +58,20 @@ def test_exact_matrix_to_printed_decimals():
 
 def test_relative_tolerance_then_conclusion_then_contradiction():
     rule = {"kind": "relative", "tolerance": 0.01}
-    loose = {"kind": "relative", "tolerance": 0.1}
-    assert verdict(claim(rule, ppl(1), chapter=59.71, conclusion=loose)) == "MATCH"        # 0.5 % off
-    assert verdict(claim(rule, ppl(1), chapter=57.0, conclusion=loose)) == "CONCLUSION HOLDS"  # 5 % off
-    assert verdict(claim(rule, ppl(1), chapter=40.0, conclusion=loose)) == "CONTRADICTED"  # 50 % off
-    assert verdict(claim(rule, ppl(1), chapter=40.0)) == "CONTRADICTED"
+    below_row_2 = {"kind": "below", "than": ppl(2)}
+    assert verdict(claim(rule, ppl(1), chapter=59.71, conclusion=below_row_2)) == "MATCH"  # 0.5 % off
+    assert verdict(claim(rule, ppl(1), chapter=57.0, conclusion=below_row_2)) == "CONCLUSION HOLDS"  # 5 % off
+    above_row_2 = {"kind": "above", "than": ppl(2)}
+    assert verdict(claim(rule, ppl(1), chapter=57.0, conclusion=above_row_2)) == "CONTRADICTED"
+    assert verdict(claim(rule, ppl(1), chapter=57.0)) == "CONTRADICTED"
+
+
+def test_a_failing_conclusion_contradicts_even_a_matching_number():
+    c = claim({"kind": "relative", "tolerance": 0.02}, {"difference": [ppl(2), ppl(1)]}, chapter=180,
+              conclusion={"kind": "between", "low": 3, "high": 3.5, "value": {"ratio": [ppl(2), ppl(1)]}})
+    row = C.judge(c, {"t": LADDER})
+    assert row["verdict"] == "CONTRADICTED" and row["reproduced"] == "180"
+    assert "conclusion fail on 4" in row["note"]
 
 
 def test_absolute_tolerance_fails_outside():
@@ -63,11 +79,14 @@ def test_absolute_tolerance_fails_outside():
     assert verdict(claim({"kind": "absolute", "tolerance": 0.5}, ppl(4), chapter=60.4)) == "CONTRADICTED"
 
 
-def test_contradicted_ordering():
-    rows = {"values": [ppl(1), ppl(2), ppl(3)]}
-    assert verdict(claim({"kind": "increasing"}, rows, chapter="rises")) == "CONTRADICTED"  # 60, 240, 238
+def test_orderings_and_their_required_step():
+    rises = {"values": [ppl(1), ppl(2), ppl(3)]}  # 60, 240, 238
+    assert verdict(claim({"kind": "increasing"}, rises, chapter="rises")) == "CONTRADICTED"
     assert verdict(claim({"kind": "increasing"}, {"values": [ppl(1), ppl(3)]}, chapter="rises")) == "MATCH"
     assert verdict(claim({"kind": "decreasing"}, {"values": [ppl(2), ppl(3), ppl(1)]}, chapter="falls")) == "MATCH"
+    # 240 -> 238 is a 0.8 % drop: a decrease, but not by the 1 % a claim can ask for
+    assert verdict(claim({"kind": "decreasing", "by": 0.01}, {"values": [ppl(2), ppl(3)]}, chapter="f")) == "CONTRADICTED"
+    assert verdict(claim({"kind": "decreasing", "by": 0.005}, {"values": [ppl(2), ppl(3)]}, chapter="f")) == "MATCH"
 
 
 def test_factor_above_below_between():
@@ -80,12 +99,76 @@ def test_factor_above_below_between():
     assert verdict(claim({"kind": "between", "low": 4.5, "high": 5}, ratio, chapter="4")) == "CONTRADICTED"
 
 
-def test_number_off_with_a_false_conclusion_is_contradicted():
-    c = claim({"kind": "relative", "tolerance": 0.02}, {"difference": [ppl(2), ppl(1)]}, chapter=188,
-              conclusion={"kind": "between", "low": 3, "high": 3.5, "value": {"ratio": [ppl(2), ppl(1)]}})
-    row = C.judge(c, {"t": LADDER})
-    assert row["verdict"] == "CONTRADICTED" and row["reproduced"] == "180"
-    assert "conclusion reads 4" in row["note"]
+def test_lead_is_the_margin_of_a_column_over_the_rest_of_its_row():
+    weights = pd.DataFrame({"role": ["a", "a", "b"], "x": [0.7, 0.5, 0.1], "y": [0.2, 0.45, 0.8], "z": [0.1, 0.05, 0.1]})
+    lead_x = {"lead": "x", "among": ["x", "y", "z"], "where": {"role": "a"}}
+    value, _ = C.evaluate(lead_x, {"t": weights}, "t")
+    assert value.tolist() == pytest.approx([0.5, 0.05])
+    assert verdict(claim({"kind": "above", "than": 0}, lead_x, "x largest"), {"t": weights}) == "MATCH"
+    assert verdict(claim({"kind": "above", "than": 0.1}, lead_x, "x largest"), {"t": weights}) == "CONTRADICTED"
+    lead_in_b = {**lead_x, "where": {"role": "b"}}  # y, not x, is the largest: the lead is negative
+    assert verdict(claim({"kind": "above", "than": 0}, lead_in_b, "x largest"), {"t": weights}) == "CONTRADICTED"
+
+
+# ---------------------------------------------------------------- seeds: a spread never passes a check
+
+def test_a_spread_wider_than_the_tolerance_is_inconclusive_not_a_match():
+    rule = {"kind": "absolute", "tolerance": 0.1}
+    # 0.647 ± 0.274 against 0.49 ± 0.1: 1.6 tolerances off, well inside the spread
+    weights = pd.DataFrame({"w": [0.647], "w_std": [0.274]})
+    row = C.judge(claim(rule, {"column": "w"}, chapter=0.49), {"t": weights})
+    assert row["verdict"] == "INCONCLUSIVE" and row["margin"] == "1.6 tol, 0.57 sd"
+    # dead on the chapter's value, but the seeds scatter more than the tolerance: still not a match
+    assert verdict(claim(rule, {"column": "w"}, chapter=0.647), {"t": weights}) == "INCONCLUSIVE"
+    # a miss by more than the spread beyond the tolerance is a miss, whatever the spread
+    assert verdict(claim(rule, {"column": "w"}, chapter=0.2), {"t": weights}) == "CONTRADICTED"
+
+
+def test_with_a_spread_within_the_tolerance_the_mean_decides():
+    rule = {"kind": "relative", "tolerance": 0.05}  # ±3 at 60
+    assert verdict(claim(rule, ppl(1), chapter=62.0), with_spread(2.0)) == "MATCH"
+    assert verdict(claim(rule, ppl(1), chapter=64.0), with_spread(2.0)) == "CONTRADICTED"  # 4 off, spread 2
+
+
+def test_an_ordering_inside_the_spread_is_inconclusive_and_reversed_beyond_it_contradicted():
+    rises = {"kind": "increasing"}
+    assert verdict(claim(rises, {"values": [ppl(3), ppl(2)]}, "rises"), with_spread(2.0)) == "INCONCLUSIVE"  # +2
+    assert verdict(claim(rises, {"values": [ppl(2), ppl(3)]}, "rises"), with_spread(2.0)) == "INCONCLUSIVE"  # −2
+    assert verdict(claim(rises, {"values": [ppl(2), ppl(3)]}, "rises"), with_spread(1.0)) == "CONTRADICTED"
+    assert verdict(claim(rises, {"values": [ppl(3), ppl(2)]}, "rises"), with_spread(1.0)) == "MATCH"
+
+
+def test_rows_from_the_same_seeds_are_not_treated_as_independent():
+    """A difference carries the larger spread of its rows (1.0), not their sum in quadrature (1.28)."""
+    gap = {"difference": [ppl(2), ppl(3)]}  # 2.0
+    seeds = {"t": LADDER.assign(held_out_ppl_std=[1.0, 1.0, 0.8, 1.0])}
+    assert C.evaluate(gap, seeds, "t")[1] == 1.0
+    # 1.2 short of the bound of 3.2: beyond a spread of 1.0 (a quadrature sum of 1.28 would excuse it)
+    assert verdict(claim({"kind": "above", "than": 3.2}, gap, ">"), seeds) == "CONTRADICTED"
+
+
+def test_exact_checks_ignore_the_spread():
+    assert verdict(claim({"kind": "exact"}, ppl(1), chapter=61.0), with_spread(2.0)) == "CONTRADICTED"
+
+
+@pytest.mark.parametrize("rule, conclusion, expected", [
+    ("pass", None, "MATCH"), ("pass", "pass", "MATCH"), ("pass", "inconclusive", "INCONCLUSIVE"),
+    ("pass", "fail", "CONTRADICTED"), ("inconclusive", None, "INCONCLUSIVE"),
+    ("inconclusive", "pass", "INCONCLUSIVE"), ("inconclusive", "fail", "CONTRADICTED"),
+    ("fail", None, "CONTRADICTED"), ("fail", "pass", "CONCLUSION HOLDS"), ("fail", "inconclusive", "INCONCLUSIVE"),
+    ("fail", "fail", "CONTRADICTED"),
+])
+def test_verdict_of_every_rule_and_conclusion_status(rule, conclusion, expected):
+    assert C.verdict(rule, conclusion) == expected
+
+
+def test_margins_read_in_tolerances_and_spreads_or_past_the_bound():
+    rule = {"kind": "relative", "tolerance": 0.01}
+    assert C.judge(claim(rule, ppl(1), chapter=59.7), {"t": LADDER})["margin"] == "0.5 tol"  # 0.3 of 0.597
+    assert C.judge(claim(rule, ppl(1), chapter=59.7), with_spread(0.3))["margin"] == "0.5 tol, 1 sd"
+    above = C.judge(claim({"kind": "above", "than": 50}, ppl(1), ">"), with_spread(2.0))
+    assert above["margin"] == "clears by 10 (5 sd)"
+    assert C.judge(claim({"kind": "exact"}, ppl(1), chapter=61.0), {"t": LADDER})["margin"] == "off by 1"
 
 
 # ---------------------------------------------------------------- missing pieces
@@ -103,21 +186,6 @@ def test_missing_conclusion_operand_is_missing():
     c = claim({"kind": "relative", "tolerance": 0.01}, ppl(1), chapter=60,
               conclusion={"kind": "below", "than": {"column": "held_out_ppl", "where": {"row": 1}, "table": "gone"}})
     assert verdict(c) == "MISSING"
-
-
-# ---------------------------------------------------------------- seeds and reductions
-
-def test_a_difference_within_the_seed_spread_is_not_a_contradiction():
-    seeds = LADDER.assign(held_out_ppl_std=[2.0, 2.0, 2.0, 2.0])
-    rule = {"kind": "relative", "tolerance": 0.01}
-    row = C.judge(claim(rule, ppl(1), chapter=61.5), {"t": seeds})
-    assert row["verdict"] == "MATCH" and "spread" in row["note"] and row["reproduced"] == "60 ± 2"
-    assert verdict(claim(rule, ppl(1), chapter=61.5)) == "CONTRADICTED"  # one seed: no spread
-    # an ordering inside the spread holds (row 3 vs row 2: 238 < 240 within ±2.8); outside it does not
-    assert verdict(claim({"kind": "increasing"}, {"values": [ppl(3), ppl(2)]}, "rises"), {"t": seeds}) == "MATCH"
-    assert verdict(claim({"kind": "increasing"}, {"values": [ppl(2), ppl(3)]}, "rises"), {"t": seeds}) == "MATCH"
-    assert verdict(claim({"kind": "increasing"}, {"values": [ppl(2), ppl(1)]}, "rises"), {"t": seeds}) == "CONTRADICTED"
-    assert verdict(claim({"kind": "exact"}, ppl(1), chapter=61.0), {"t": seeds}) == "CONTRADICTED"  # exact: no spread
 
 
 def test_loglog_slope_and_last_skip_out_of_memory_rows():
@@ -141,10 +209,16 @@ def test_claims_file_is_valid_and_ids_are_unique():
     ({"kind": "roughly"}, "unknown"),
     ({"kind": "relative"}, "tolerance"),
     ({"kind": "above", "than": 1, "within": 2}, "not"),
+    ({"kind": "increasing", "tolerance": 0.1}, "not"),
 ])
 def test_malformed_rules_are_refused(bad, message):
     with pytest.raises(C.ClaimsError, match=message):
         claim(bad, ppl(1))
+
+
+def test_a_lead_needs_the_columns_of_its_row():
+    with pytest.raises(C.ClaimsError, match="among"):
+        claim({"kind": "above", "than": 0}, {"lead": "x", "where": {"row": 1}})
 
 
 def test_a_target_rule_needs_a_numeric_chapter_value():
@@ -191,7 +265,8 @@ def test_every_number_of_every_chapter_line_is_in_the_ledger():
 
 def write_smoke_tables(folder: Path) -> list[Path]:
     corpus = pd.DataFrame({"quantity": ["characters", "tokens", "characters per token", "vocabulary",
-                                        "train fraction"], "value": [100000, 37898, 2.6387, 1024, 0.9]})
+                                        "train tokens", "held-out tokens"],
+                           "value": [100000, 37898, 2.6387, 1024, 34108, 3790]})
     paths = [folder / "corpus.csv", folder / "average_ladder.csv"]
     corpus.to_csv(paths[0], index=False)
     LADDER.to_csv(paths[1], index=False)
@@ -206,10 +281,13 @@ def test_check_cli_writes_a_labelled_ledger_of_every_claim(tmp_path, capsys):
     ids = [c["id"] for c in yaml.safe_load(C.CLAIMS_FILE.read_text())["claims"]]
     assert df["id"].tolist() == ids and set(df["verdict"]) <= set(C.VERDICTS)
     assert (df.loc[df["table"] == "ladder", "verdict"] == "MISSING").all()
-    assert df.set_index("id").loc["corpus.vocabulary", "verdict"] == "MATCH"
-    assert df.set_index("id").loc["corpus.characters", "verdict"] == "CONTRADICTED"
+    verdicts = df.set_index("id")["verdict"]
+    assert verdicts["corpus.vocabulary"] == "MATCH" and verdicts["corpus.characters"] == "CONTRADICTED"
+    assert verdicts["corpus.split"] == "MATCH"  # 34,108 of 37,898 tokens train: 0.9 to the token
+    assert "margin" in df.columns and df.set_index("id").loc["corpus.chars_per_token", "margin"].endswith("tol")
     summary = capsys.readouterr().out.strip()
     assert "profile smoke" in summary and "not expected to match" in summary and f"{len(ids)} —" in summary
+    assert all(f"{verdict}" in summary for verdict in C.VERDICTS)  # INCONCLUSIVE counted apart, even at 0
     assert summary in (out / "claims.md").read_text() and "<table>" in (out / "claims.html").read_text()
 
 
@@ -228,11 +306,22 @@ def test_readme_section_is_spliced_between_markers_and_refused_without_them(tmp_
     readme.write_text(f"# attnlab\n\n## Results\n{C.README_START}\nold\n{C.README_END}\n\n## Tests\n")
     C.main(args + ["--out", str(out / "readme_results.md")])
     once = readme.read_text()
-    assert "old" not in once and "## Tests" in once and "profile full" in once
+    assert "old" not in once and "## Tests" in once and "profile full" in once and "| margin" in once
     assert "(results/full/tables/corpus.md)" in once and "(figures/full/average_ladder.png)" in once
     assert "(results/full/claims.md)" in once
     C.main(args)
     assert readme.read_text() == once  # regenerating is idempotent
+
+
+def test_python_m_attnlab_claims_runs_the_same_command_line(tmp_path):
+    import subprocess
+    import sys
+    tables = write_smoke_tables(tmp_path)
+    cmd = [sys.executable, "-m", "attnlab.claims", "check", "--claims", "configs/claims.yaml", "--profile", "smoke",
+           "--seeds", "1", "--csv", str(tmp_path / "c.csv"), "--md", str(tmp_path / "c.md"),
+           "--html", str(tmp_path / "c.html"), *map(str, tables)]
+    done = subprocess.run(cmd, cwd=C.ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("claims (profile smoke, 1 seed;") and (tmp_path / "c.html").exists()
 
 
 def snakemake(*args) -> str:

@@ -1,0 +1,60 @@
+"""The command line: `check` writes the ledger, `readme` the README's Results section."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from attnlab.claims.evaluate import ledger, load_tables
+from attnlab.claims.render import readme_section, splice_readme, summary_line, write_ledger
+from attnlab.claims.rules import CLAIMS_FILE, ClaimsError, load_claims
+from attnlab.data import atomic_path
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m attnlab.claims",
+                                     description="The claims ledger: the chapter's figures against our tables.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check", help="judge every claim against the table CSVs")
+    check.add_argument("--claims", default=str(CLAIMS_FILE))
+    check.add_argument("--profile", required=True)
+    check.add_argument("--seeds", type=int, default=1)
+    check.add_argument("--csv", required=True)
+    check.add_argument("--md", required=True)
+    check.add_argument("--html")
+    check.add_argument("tables", nargs="*", help="table CSVs, <id>.csv")
+    readme = sub.add_parser("readme", help="write the README's Results section from a ledger")
+    readme.add_argument("--ledger", required=True, help="claims.csv (of the full profile)")
+    readme.add_argument("--readme", default="README.md")
+    readme.add_argument("--out", help="also write the section here (the pipeline's record of it)")
+    readme.add_argument("links", nargs="*", help="table=<path.md> or figure=<path.png>")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            df = ledger(load_claims(args.claims), load_tables(args.tables), args.profile, args.seeds)
+            write_ledger(df, args.csv, args.md, args.html)
+        else:
+            df = write_readme_section(Path(args.ledger), Path(args.readme), args.links, args.out)
+        print(summary_line(df))
+    except ClaimsError as err:
+        raise SystemExit(f"error: {err}")
+
+
+def write_readme_section(ledger_path: Path, readme_path: Path, link_args: list[str], out: str | None) -> pd.DataFrame:
+    links = {"table": [], "figure": []}
+    for item in link_args:
+        kind, sep, path = item.partition("=")
+        if not sep or kind not in links:
+            raise ClaimsError(f"expected table=<path> or figure=<path>, got {item!r}")
+        links[kind].append(path)
+    if not readme_path.exists():
+        raise ClaimsError(f"{readme_path} does not exist")
+    df = pd.read_csv(ledger_path, keep_default_na=False)
+    section = readme_section(df, readme_path.parent, ledger_path, links["table"], links["figure"])
+    splice_readme(readme_path, section)
+    if out:
+        with atomic_path(Path(out)) as tmp:
+            tmp.write_text(section + "\n", encoding="utf-8")
+    return df

@@ -1,0 +1,198 @@
+"""The ledger for people: numbers and rules as text, the summary line, Markdown and HTML, and the
+README's Results section."""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from attnlab.claims.rules import VERDICTS, ClaimsError, is_number, is_number_or_list
+from attnlab.data import atomic_path
+
+README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
+LEDGER_COLUMNS = ["id", "table", "statement", "chapter", "reproduced", "rule", "verdict", "margin", "note"]
+VERDICT_COLOURS = {"MATCH": "#d8f0d8", "CONCLUSION HOLDS": "#eef5c8", "INCONCLUSIVE": "#fbe7c6",
+                   "CONTRADICTED": "#f6d0d0", "MISSING": "#e4e4e4"}
+
+
+# ---------------------------------------------------------------- numbers and rules as text
+
+def show_number(x: float) -> str:
+    if not math.isfinite(x):
+        return "nan" if math.isnan(x) else str(x)
+    if x == int(x) and abs(x) < 1e15:
+        return f"{int(x):,}"
+    if abs(x) < 1e-3 or abs(x) >= 1e6:
+        return f"{x:.3g}"
+    return f"{x:.4g}" if abs(x) < 100 else f"{x:,.2f}"
+
+
+def show(value, spread=0.0) -> str:
+    value = np.asarray(value, dtype=float)
+    spread = np.broadcast_to(np.asarray(spread, dtype=float), np.shape(value))
+    if value.ndim == 0:
+        return show_number(float(value)) + (f" ± {show_number(float(spread))}" if spread > 0 else "")
+    return "[" + ", ".join(show(v, s) for v, s in zip(value, spread)) + "]"
+
+
+def show_chapter(chapter) -> str:
+    """The chapter's value as printed (every digit it gives)."""
+    if is_number(chapter):
+        return f"{chapter:,.10g}"
+    if is_number_or_list(chapter):
+        return "[" + ", ".join(show_chapter(v) for v in chapter) + "]"
+    return str(chapter)
+
+
+def describe_expr(node) -> str:
+    if is_number(node):
+        return show_number(float(node))
+    if "ratio" in node or "difference" in node:
+        op = "ratio" if "ratio" in node else "difference"
+        a, b = (describe_expr(child) for child in node[op])
+        text = f"{a} / {b}" if op == "ratio" else f"{a} − {b}"
+    elif "values" in node:
+        text = "[" + ", ".join(describe_expr(child) for child in node["values"]) + "]"
+    else:
+        where = ",".join(f"{k}={v}" for k, v in (node.get("where") or {}).items())
+        if "lead" in node:
+            cols = f"lead of {node['lead']} over its row"
+        else:
+            cols = node.get("column") or "|".join(node["columns"])
+        text = (f"{node['table']}." if "table" in node else "") + cols + (f"[{where}]" if where else "")
+    if "reduce" in node:
+        last = f" of last {node['last']}" if "last" in node else ""
+        text = f"{node['reduce']}{last}({text}" + (f" vs {node['x']})" if "x" in node else ")")
+    return text
+
+
+def describe_check(check: dict) -> str:
+    kind = check["kind"]
+    target = f" to {describe_expr(check['to'])}" if "to" in check else ""
+    if kind == "exact":
+        return "exact" + target + (f" ({check['decimals']} decimals)" if "decimals" in check else "")
+    if kind == "relative":
+        return f"within {check['tolerance'] * 100:g} %{target}"
+    if kind == "absolute":
+        return f"within ±{show_number(check['tolerance'])}{target}"
+    if kind in ("above", "below"):
+        factor = f"{check['factor']:g} × " if "factor" in check else ""
+        return f"{'>' if kind == 'above' else '<'} {factor}{describe_expr(check['than'])}"
+    if kind == "between":
+        return f"between {describe_expr(check['low'])} and {describe_expr(check['high'])}"
+    return kind + (f", each step by {check['by'] * 100:g} % or more" if "by" in check else "")
+
+
+def describe_claim(claim: dict) -> str:
+    text = describe_check(claim["rule"])
+    conclusion = claim.get("conclusion")
+    if conclusion:
+        said = conclusion.get("says") or (
+            (f"{describe_expr(conclusion['value'])} " if "value" in conclusion else "") + describe_check(conclusion))
+        text += f"; conclusion: {said}"
+    return text
+
+
+# ---------------------------------------------------------------- the ledger
+
+def is_judged_loosely(profile: str) -> bool:
+    return profile != "full"
+
+
+def summary_line(df: pd.DataFrame) -> str:
+    profile, seeds = df["profile"].iloc[0], int(df["seeds"].iloc[0])
+    counts = df["verdict"].value_counts()
+    label = f"profile {profile}, {seeds} seed{'s' if seeds > 1 else ''}"
+    if is_judged_loosely(profile):
+        label += f"; {profile} numbers are not expected to match the chapter"
+    return (f"claims ({label}): {len(df)} — "
+            + ", ".join(f"{int(counts.get(v, 0))} {v}" for v in VERDICTS))
+
+
+LOOSE_WARNING = ("is a pipeline check with short runs: its verdicts show that every claim can be read and judged, "
+                 "not whether the chapter's numbers come back.")
+
+
+def ledger_markdown(df: pd.DataFrame) -> str:
+    profile = df["profile"].iloc[0]
+    lines = [f"# Claims ledger — profile `{profile}`", ""]
+    if is_judged_loosely(profile):
+        lines += [f"> Profile **{profile}** {LOOSE_WARNING}", ""]
+    lines += [f"**{summary_line(df)}**", ""]
+    cells = df[LEDGER_COLUMNS].astype(str).apply(lambda col: col.str.replace("|", "\\|", regex=False))
+    lines.append(cells.to_markdown(index=False, disable_numparse=True))
+    return "\n".join(lines) + "\n"
+
+
+def ledger_html(df: pd.DataFrame) -> str:
+    """A self-contained page (no scripts, no external files) for the Snakemake report."""
+    profile = df["profile"].iloc[0]
+    head = "".join(f"<th>{c}</th>" for c in LEDGER_COLUMNS)
+    body = "\n".join(
+        f"<tr style='background:{VERDICT_COLOURS[r.verdict]}'>"
+        + "".join(f"<td>{html.escape(str(getattr(r, c)))}</td>" for c in LEDGER_COLUMNS) + "</tr>"
+        for r in df.itertuples())
+    warning = (f"<p class=warn>Profile <b>{html.escape(profile)}</b> {LOOSE_WARNING}</p>"
+               if is_judged_loosely(profile) else "")
+    return f"""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Claims ledger ({html.escape(profile)})</title>
+<style>body{{font-family:sans-serif;font-size:13px;margin:1em}} table{{border-collapse:collapse}}
+td,th{{border:1px solid #bbb;padding:3px 6px;vertical-align:top}} th{{background:#f0f0f0}}
+.warn{{background:#fff3cd;padding:6px}}</style></head><body>
+<h2>Claims ledger — profile {html.escape(profile)}</h2>
+{warning}<p><b>{html.escape(summary_line(df))}</b></p>
+<table><tr>{head}</tr>
+{body}
+</table></body></html>
+"""
+
+
+def write_ledger(df: pd.DataFrame, csv_path, md_path, html_path=None) -> None:
+    with atomic_path(Path(csv_path)) as tmp:
+        df.to_csv(tmp, index=False)
+    with atomic_path(Path(md_path)) as tmp:
+        tmp.write_text(ledger_markdown(df), encoding="utf-8")
+    if html_path:
+        with atomic_path(Path(html_path)) as tmp:
+            tmp.write_text(ledger_html(df), encoding="utf-8")
+
+
+# ---------------------------------------------------------------- README results section
+
+def readme_section(df: pd.DataFrame, readme_dir: Path, ledger_path: Path,
+                   tables: list[str], figures: list[str]) -> str:
+    def link(path) -> str:
+        return f"[{Path(path).stem}]({Path(os.path.relpath(Path(path).resolve(), readme_dir.resolve())).as_posix()})"
+
+    ledger_md = Path(ledger_path).with_suffix(".md")
+    compact = df[["id", "chapter", "reproduced", "verdict", "margin"]].astype(str).apply(
+        lambda col: col.map(lambda cell: cell if len(cell) <= 40 else cell[:39] + "…").str.replace("|", "\\|", regex=False))
+    lines = [README_START,
+             "<!-- generated by `python -m attnlab.claims readme` (rule readme_results); do not edit by hand -->",
+             "", f"**{summary_line(df)}.** Full ledger with statements and rules: "
+             f"{link(ledger_md) if ledger_md.exists() else ledger_md.as_posix()}.", ""]
+    lines += [compact.to_markdown(index=False, disable_numparse=True), ""]
+    if tables:
+        lines += ["Tables: " + " · ".join(link(p) for p in sorted(tables)), ""]
+    if figures:
+        lines += ["Figures: " + " · ".join(link(p) for p in sorted(figures)), ""]
+    lines.append(README_END)
+    return "\n".join(lines)
+
+
+def splice_readme(readme: Path, section: str) -> None:
+    """Replace the text between the results markers; fails before writing anything if they are absent."""
+    text = readme.read_text(encoding="utf-8")
+    starts, ends = text.count(README_START), text.count(README_END)
+    if starts != 1 or ends != 1 or text.index(README_START) > text.index(README_END):
+        raise ClaimsError(f"{readme}: needs exactly one {README_START!r} followed by one {README_END!r} "
+                          f"(found {starts} and {ends}); add them where the Results section goes")
+    before, rest = text.split(README_START)
+    after = rest.split(README_END, 1)[1]
+    with atomic_path(readme) as tmp:
+        tmp.write_text(before + section + after, encoding="utf-8")
