@@ -331,6 +331,7 @@ def snakemake(*args) -> str:
     return subprocess.run(cmd, cwd=C.ROOT, capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.slow  # builds the workflow's DAG
 def test_the_readme_and_the_ledger_wait_for_every_registered_table():
     """Dry run: the README section needs the ledger, and the ledger needs every table rule there is."""
     table_rules = {r for r in snakemake("--list-rules").split() if r.startswith("table_")}

@@ -51,6 +51,6 @@ def test_source_files_follow_imports_transitively():
     # evaluate imports runs (read_checkpoint) and train (mean_loss), which import model, data and config
     assert {"attnlab/evaluate.py", "attnlab/runs.py", "attnlab/train.py", "attnlab/model.py", "attnlab/data.py",
             "attnlab/config.py", "attnlab/__init__.py"} <= set(evaluate)
-    assert "attnlab/winograd.py" not in evaluate and "attnlab/claims.py" not in evaluate
+    assert "attnlab/winograd.py" not in evaluate and "attnlab/claims/__init__.py" not in evaluate
     grad_norms = names("attnlab.measure.grad_norms")
     assert {"attnlab/measure/__init__.py", "attnlab/measure/grad_norms.py", "attnlab/model.py"} <= set(grad_norms)

@@ -4,7 +4,7 @@
 # Report: snakemake --config profile=<p> --report results/<p>/report.html (the ledger is listed first:
 # the report sorts categories by name and "Claims ledger" comes before "Figures" and "Tables").
 
-CLAIMS_CODE = module_code("attnlab.claims", files=("configs/claims.yaml",))
+CLAIMS_CODE = module_code("attnlab.claims.__main__", files=("configs/claims.yaml",))
 CLAIMS = [f"{RESULTS}/claims.csv", f"{RESULTS}/claims.md", f"{RESULTS}/claims.html"]
 
 

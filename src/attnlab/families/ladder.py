@@ -112,14 +112,18 @@ for _id in ("shuffle_test", "average_equivalence", "attention_equivalence", "par
 
 @table("averaging_matrix")
 def averaging_matrix(inputs) -> pd.DataFrame:
-    """The 6x6 matrix printed to three decimals, as the chapter prints it."""
+    """The 6x6 matrix printed to three decimals, as the chapter prints it; beside it, unrounded,
+    the largest weight the masked softmax puts above the diagonal of each row."""
     df = measured(inputs).set_index("t")
-    return df.map(lambda w: f"{w:.3f}").reset_index()
+    matrix = [c for c in df.columns if c.isdigit()]
+    df[matrix] = df[matrix].map(lambda w: f"{w:.3f}")
+    return df.reset_index()
 
 
 @figure("averaging_matrix")
 def averaging_matrix_plot(inputs):
     A = measured(inputs).set_index("t")
+    A = A[[c for c in A.columns if c.isdigit()]]
     fig, ax = plt.subplots(figsize=(4.2, 3.6))
     image = ax.imshow(A.to_numpy(), cmap="Blues", vmin=0, vmax=1)
     for (t, i), w in np.ndenumerate(A.to_numpy()):

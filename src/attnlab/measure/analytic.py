@@ -71,9 +71,12 @@ def average_equivalence(T: int = CONTEXT, d: int = WIDTH) -> dict:
 
 
 def averaging_matrix_rows(T: int = 6) -> dict:
-    A = averaging_matrix(T)
-    return {"settings": {"T": T}, "rows": [{"t": t + 1, **{str(i + 1): A[t, i].item() for i in range(T)}}
-                                            for t in range(T)]}
+    """The matrix, and per row the largest weight the masked softmax puts above the diagonal
+    (unrounded: the mask must make it exactly 0; the last row has nothing above it)."""
+    A, W = averaging_matrix(T), masked_average_weights(T)
+    return {"settings": {"T": T}, "rows": [{"t": t + 1, **{str(i + 1): A[t, i].item() for i in range(T)},
+                                            "masked_weight_max": W[t, t + 1:].max().item() if t < T - 1 else None}
+                                           for t in range(T)]}
 
 
 # --- attention: ours vs PyTorch's ------------------------------------------------------
