@@ -20,13 +20,13 @@ $(BIN)/snakemake: pyproject.toml
 
 env: $(BIN)/snakemake
 
-reproduce: env  ## every table and figure at the chapter's settings (hours on a 2-core CPU)
+reproduce: env  ## every table, figure, the ledger and report.html at the chapter's settings (hours on a 2-core CPU)
 	$(BIN)/snakemake --cores $(CORES) --config profile=full
-	$(BIN)/snakemake --cores $(CORES) --config profile=full --report results/full/report.html
+	$(BIN)/snakemake --report results/full/snakemake_report.html --config profile=full
 
 quick: env  ## the same DAG with a tenth of the budgets
 	$(BIN)/snakemake --cores $(CORES) --config profile=quick
-	$(BIN)/snakemake --cores $(CORES) --config profile=quick --report results/quick/report.html
+	$(BIN)/snakemake --report results/quick/snakemake_report.html --config profile=quick
 
 smoke: env  ## the whole DAG on a corpus slice in a few minutes
 	$(BIN)/snakemake --cores $(CORES) --config profile=smoke

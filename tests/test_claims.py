@@ -306,9 +306,12 @@ def test_readme_section_is_spliced_between_markers_and_refused_without_them(tmp_
     readme.write_text(f"# attnlab\n\n## Results\n{C.README_START}\nold\n{C.README_END}\n\n## Tests\n")
     C.main(args + ["--out", str(out / "readme_results.md")])
     once = readme.read_text()
-    assert "old" not in once and "## Tests" in once and "profile full" in once and "| margin" in once
+    assert "old" not in once and "## Tests" in once and "profile full" in once and "| verdict" in once
     assert "(results/full/tables/corpus.md)" in once and "(figures/full/average_ladder.png)" in once
     assert "(results/full/claims.md)" in once
+    headline = [line for line in once.splitlines() if line.startswith("| ") and "|" in line[2:]]
+    assert "| corpus.tokens " in once and "| corpus.characters " not in once  # headline claims only
+    assert len(headline) - 1 == sum(1 for c in C.load_claims() if c.get("headline"))  # less the header
     C.main(args)
     assert readme.read_text() == once  # regenerating is idempotent
 

@@ -58,7 +58,7 @@ def test_one_override_plans_its_run_and_what_reads_it(clone):
     jobs, out = dry_run(clone, "--config", "profile=quick", "override=ladder/average: train.lr=3e-3")
     assert jobs == {"corpus": 1, "tokenizer": 1, "tokens": 1, "train": 1,  # the run, and the cache it reads
                     "table_average_ladder": 1, "table_ladder": 1, "figure_average_ladder": 1, "figure_ladder": 1,
-                    "claims": 1, "all": 1}, out[-3000:]
+                    "claims": 1, "report": 1, "all": 1}, out[-3000:]
     assert "train.lr=3e-3" in out and "wildcards: run=ladder/average, seed=0" in out
 
 
@@ -95,7 +95,7 @@ def test_a_row_is_one_config_and_one_declared_line(clone):
         family.write_text(declared)
         config.unlink()
     assert jobs["train"] == 1 and "wildcards: run=ladder/eight_heads, seed=0" in out
-    assert {"table_ladder", "figure_ladder", "claims"} <= set(jobs)
+    assert {"table_ladder", "figure_ladder", "claims", "report"} <= set(jobs)
     assert not {j for j in jobs if j.startswith(("table_", "figure_"))} - {
         f"{kind}_{t}" for kind in ("table", "figure") for t in ("average_ladder", "ladder", "depth_overfit",
         "shuffle_test", "average_equivalence", "averaging_matrix", "attention_equivalence", "param_breakdown",

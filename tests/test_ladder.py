@@ -82,7 +82,7 @@ def test_param_breakdown():
 def test_averaging_matrix_printed(tmp_path):
     analytic.main(["averaging_matrix", "--out", str(tmp_path / "r.json")])
     df = family.averaging_matrix({"result": [str(tmp_path / "r.json")]})
-    printed = [" ".join(row[1:]) for row in df.itertuples(index=False)]
+    printed = [" ".join(row[1:7]) for row in df.itertuples(index=False)]
     assert printed == [
         "1.000 0.000 0.000 0.000 0.000 0.000",
         "0.500 0.500 0.000 0.000 0.000 0.000",
@@ -91,6 +91,8 @@ def test_averaging_matrix_printed(tmp_path):
         "0.200 0.200 0.200 0.200 0.200 0.000",
         "0.167 0.167 0.167 0.167 0.167 0.167",
     ]
+    # the masked softmax puts exactly 0 above the diagonal; the last row has nothing above it
+    assert df["masked_weight_max"].tolist()[:-1] == [0.0] * 5 and df["masked_weight_max"].isna().iloc[-1]
 
 
 def test_masked_softmax_is_the_averaging_matrix():

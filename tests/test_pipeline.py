@@ -1,6 +1,10 @@
 """The smoke DAG end to end, in a copy of the repository: every registered table and figure
-is produced, the HTML report builds, and a second invocation has nothing left to do."""
+is produced, the reader's report reads in a browser, and a second invocation has nothing left to do."""
 
+import html
+import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,9 +34,13 @@ def smoke_run(tmp_path_factory):
     return work
 
 
+def listed_rules(work) -> list[str]:
+    return subprocess.run([*SNAKEMAKE, "--list-target-rules"], cwd=work, capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
 def test_every_table_and_figure_is_written(smoke_run):
-    listed = subprocess.run([*SNAKEMAKE, "--list-target-rules"], cwd=smoke_run, capture_output=True,
-                            text=True, check=True).stdout.split()
+    listed = listed_rules(smoke_run)
     tables = [r.removeprefix("table_") for r in listed if r.startswith("table_")]
     assert {"corpus", "average_ladder"} <= set(tables)
     for table_id in tables:
@@ -52,9 +60,49 @@ def test_smoke_tables_hold_real_numbers(smoke_run):
     assert int(corpus["characters"]) == 100_000 and int(corpus["vocabulary"]) == 1024
 
 
-def test_rerun_has_nothing_to_do_and_report_builds(smoke_run):
+def test_rerun_has_nothing_to_do_and_snakemakes_report_builds(smoke_run):
     dry = subprocess.run([*SNAKEMAKE, "-n"], cwd=smoke_run, capture_output=True, text=True, check=True)
     assert "Nothing to be done" in dry.stdout + dry.stderr
-    report = smoke_run / "results/smoke/report.html"
+    report = smoke_run / "results/smoke/snakemake_report.html"
     subprocess.run([*SNAKEMAKE, "--report", str(report)], cwd=smoke_run, capture_output=True, text=True, check=True)
     assert report.stat().st_size > 10_000
+
+
+# The reader's report, opened in a real browser: a page beside it loads it in a 1280 px frame and
+# writes what the browser sees into its own DOM, which Chromium dumps (the report has no script).
+PROBE = """<!doctype html><html><body><iframe id=r src="report.html" width=1280 height=900></iframe><pre id=out></pre>
+<script>
+document.getElementById('r').onload = function () {
+  var d = this.contentDocument, imgs = Array.from(d.images);
+  document.getElementById('out').textContent = JSON.stringify({
+    first: d.querySelector('section').id,
+    sections: Array.from(d.querySelectorAll('section')).map(function (s) {
+      return {id: s.id, tables: s.querySelectorAll('table').length, images: s.querySelectorAll('img').length}; }),
+    broken: imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length,
+    images: imgs.length, scroll_width: d.documentElement.scrollWidth, width: d.documentElement.clientWidth});
+};
+</script></body></html>"""
+
+
+def test_the_report_reads_in_a_browser(smoke_run, tmp_path):
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        if os.environ.get("ATTNLAB_REQUIRE_BROWSER"):  # CI installs it: there a missing browser is a failure
+            pytest.fail("chromium is not installed")
+        pytest.skip("needs Debian's chromium (CI installs it)")
+    folder = smoke_run / "results/smoke"
+    (folder / "probe.html").write_text(PROBE)
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--allow-file-access-from-files",
+                          "--window-size=1300,1000", "--virtual-time-budget=10000", "--dump-dom",
+                          (folder / "probe.html").as_uri()], capture_output=True, text=True, timeout=120).stdout
+    seen = json.loads(html.unescape(re.search(r'<pre id="out">(.*?)</pre>', dom, re.S).group(1)))
+    sections = {s["id"]: s for s in seen["sections"]}
+    tables = [r.removeprefix("table_") for r in listed_rules(smoke_run) if r.startswith("table_")]
+    figures = [r.removeprefix("figure_") for r in listed_rules(smoke_run) if r.startswith("figure_")]
+    assert seen["first"] == "ledger"
+    assert all(sections[t]["tables"] >= 1 for t in tables)
+    assert all(sections[f]["images"] == 1 for f in figures) and seen["images"] == len(figures)
+    assert seen["broken"] == 0
+    assert seen["scroll_width"] <= seen["width"], "the page overflows sideways at 1280 px"

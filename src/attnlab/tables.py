@@ -94,18 +94,38 @@ def fmt(value) -> str:
     return "" if value is None else str(value)
 
 
-def to_markdown(df: pd.DataFrame) -> str:
-    """Markdown with mean ± std where a `<col>_std` column exists."""
-    shown = pd.DataFrame(index=df.index)
+# How a row was made rather than what it found: said once under the table when every row shares
+# it, a column where rows differ. Config hashes and memory budgets stay in the CSV.
+SHARED = ("steps", "seeds", "commit", "device", "torch", "threads", "kernel", "peak_method", "runs", "rows", "keys",
+          "pairs", "seed", "held_out_sentences", "frozen_below", "trained_at", "n_blocks")
+CSV_ONLY = ("config_hash", "need_gb", "budget_gb", "budget_rule")
+
+
+def for_people(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The table as people read it (Markdown, the HTML report): formatted cells, mean ± std where a
+    `<col>_std` column exists, no empty columns; and the `name: value` settings every row shares."""
+    shown, shared = pd.DataFrame(index=df.index), []
     for col in df.columns:
-        if col.endswith("_std") and col[:-4] in df.columns:
+        if col in CSV_ONLY or col.endswith("_std") and col[:-4] in df.columns:
             continue
         cells = df[col].map(fmt)
         if f"{col}_std" in df.columns:  # rows without a spread (one seed, a fixed row) show the value alone
             std = df[f"{col}_std"]
             cells = cells.where(std.isna(), cells + " ± " + std.map(fmt))
+        values = list(dict.fromkeys(v for v in cells if v not in ("", "–")))
+        if not values:
+            continue  # nothing to say: no row diverged, no run was overridden
+        if col in SHARED and (len(values) == 1 or col == "commit"):
+            shared.append(f"{col}{'s' if len(values) > 1 else ''}: {', '.join(values)}")
+            continue
         shown[col] = cells
-    return shown.to_markdown(index=False, disable_numparse=True)
+    return shown, shared
+
+
+def to_markdown(df: pd.DataFrame) -> str:
+    shown, shared = for_people(df)
+    table = shown.to_markdown(index=False, disable_numparse=True)
+    return table + (f"\n\n{' · '.join(shared)} (config hashes: the CSV)" if shared else "")
 
 
 def write_table(df: pd.DataFrame, csv_path, md_path, title: str) -> None:

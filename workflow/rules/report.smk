@@ -1,8 +1,9 @@
 # The claims ledger (configs/claims.yaml judged against every table) and the README's Results section.
 # Family files are included before tables.smk, so the registry (TABLES) is read lazily, in input
 # functions, once every family has registered its tables.
-# Report: snakemake --config profile=<p> --report results/<p>/report.html (the ledger is listed first:
-# the report sorts categories by name and "Claims ledger" comes before "Figures" and "Tables").
+# The reader's report (results/<p>/report.html, rule report) opens on the ledger, then every table in
+# TABLES.md's order with its caption, claims and figure. Snakemake's own report (rule graph, runtimes):
+# snakemake --report results/<p>/snakemake_report.html --config profile=<p>.
 
 CLAIMS_CODE = module_code("attnlab.claims.__main__", files=("configs/claims.yaml",))
 CLAIMS = [f"{RESULTS}/claims.csv", f"{RESULTS}/claims.md", f"{RESULTS}/claims.html"]
@@ -13,9 +14,10 @@ def table_csvs() -> list[str]:
 
 
 def results_links() -> dict:
-    """table=<md> and figure=<png> of every registered table, for the README section."""
+    """What the README section links to: every table's Markdown and figure, the report, the cost table."""
     return {"table": [f"{RESULTS}/tables/{t}.md" for t in sorted(TABLES)],
-            "figure": [f"{FIGURES}/{t}.png" for t in sorted(TABLES) if TABLES[t]["figure"]]}
+            "figure": [f"{FIGURES}/{t}.png" for t in sorted(TABLES) if TABLES[t]["figure"]],
+            "report": [f"{RESULTS}/report.html"], "time": [f"{RESULTS}/tables/pipeline_time.csv"]}
 
 
 @functools.cache
@@ -46,6 +48,34 @@ rule claims:
 
 
 ALL_TARGETS += CLAIMS
+
+
+@functools.cache
+def report_step() -> Step:
+    inputs = {"ledger": CLAIMS[:1], "table": table_csvs(),
+              "figure": [f"{FIGURES}/{t}.png" for t in sorted(TABLES) if TABLES[t]["figure"]],
+              "caption": [f"workflow/report/{t}.rst" for t in sorted(TABLES)]}
+    # the captions are files of the repository, not outputs: their text is part of the key
+    captions = [Path(p).read_text(encoding="utf-8") for p in inputs["caption"]]
+    return register(Step("report", digest(module_code("attnlab.report"), captions), [f"{RESULTS}/report.html"],
+                         inputs))
+
+
+rule report:
+    input:
+        unpack(lambda w: step_inputs(report_step()))
+    output: html=f"{RESULTS}/report.html", stamp=f"{STAMPS}/report.key"
+    params:
+        key=lambda w: report_step().key,
+        args=lambda w: named_args({k: v for k, v in report_step().inputs.items() if k != "ledger"}),
+    resources: mem_mb=1000, runtime=5
+    log: f"{RESULTS}/logs/report.log"
+    shell:
+        write_stamp("{PYTHON} -m attnlab.report --profile {PROFILE} --ledger " + CLAIMS[0] +
+                    " --out {output.html} {params.args}")
+
+
+ALL_TARGETS.append(f"{RESULTS}/report.html")
 
 # The README's Results section is the full profile's: only that profile rewrites it.
 if PROFILE == "full":

@@ -2,6 +2,20 @@
 # Their key is the builder's code (its family module and what it imports) and the keys of what it
 # reads.
 
+def runs_by_family() -> dict[str, list[str]]:
+    """metrics.json of every run the families registered, by family (Winograd's as `winograd`)."""
+    found = {}
+    for step in {id(s): s for s in STEPS.values()}.values():
+        kind, _, name = step.job.partition("/")
+        if kind in ("train", "winograd_train"):
+            found.setdefault("winograd" if kind == "winograd_train" else name.split("/")[0], []).append(step.outputs[0])
+    return {family: sorted(paths) for family, paths in sorted(found.items())}
+
+
+# What the profile's training cost, from every run's own clock (src/attnlab/families/pipeline.py).
+add_table("pipeline_time", inputs=runs_by_family())
+
+
 def builder_code(builder) -> str:
     """The code a table or figure builder runs: its family module and what that imports."""
     return module_code("attnlab.tables", "attnlab.plots", builder.__module__)

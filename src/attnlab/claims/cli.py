@@ -29,7 +29,8 @@ def main(argv: list[str] | None = None) -> None:
     readme.add_argument("--ledger", required=True, help="claims.csv (of the full profile)")
     readme.add_argument("--readme", default="README.md")
     readme.add_argument("--out", help="also write the section here (the pipeline's record of it)")
-    readme.add_argument("links", nargs="*", help="table=<path.md> or figure=<path.png>")
+    readme.add_argument("links", nargs="*", help="table=<path.md>, figure=<path.png>, report=<report.html>, "
+                                                 "time=<pipeline_time.csv>")
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
@@ -43,16 +44,16 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def write_readme_section(ledger_path: Path, readme_path: Path, link_args: list[str], out: str | None) -> pd.DataFrame:
-    links = {"table": [], "figure": []}
+    links = {"table": [], "figure": [], "report": [], "time": []}
     for item in link_args:
         kind, sep, path = item.partition("=")
         if not sep or kind not in links:
-            raise ClaimsError(f"expected table=<path> or figure=<path>, got {item!r}")
+            raise ClaimsError(f"expected table=, figure=, report= or time=<path>, got {item!r}")
         links[kind].append(path)
     if not readme_path.exists():
         raise ClaimsError(f"{readme_path} does not exist")
     df = pd.read_csv(ledger_path, keep_default_na=False)
-    section = readme_section(df, readme_path.parent, ledger_path, links["table"], links["figure"])
+    section = readme_section(df, readme_path.parent, ledger_path, links)
     splice_readme(readme_path, section)
     if out:
         with atomic_path(Path(out)) as tmp:

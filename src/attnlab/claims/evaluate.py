@@ -243,7 +243,8 @@ def verdict(rule: str, conclusion: str | None) -> str:
 
 def judge(claim: dict, tables: dict) -> dict:
     row = {"id": claim["id"], "table": claim["table"], "statement": " ".join(str(claim["statement"]).split()),
-           "chapter": show_chapter(claim["chapter"]), "reproduced": "–", "rule": describe_claim(claim)}
+           "chapter": show_chapter(claim["chapter"]), "reproduced": "–", "rule": describe_claim(claim),
+           "headline": bool(claim.get("headline"))}
     try:
         value, spread = evaluate(claim["value"], tables, claim["table"])
         row["reproduced"] = show(value, spread)

@@ -10,8 +10,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[3]
 CLAIMS_FILE = ROOT / "configs" / "claims.yaml"
 
-CLAIM_KEYS = {"id", "table", "statement", "chapter", "value", "rule", "conclusion"}
-REQUIRED_CLAIM_KEYS = CLAIM_KEYS - {"conclusion"}
+CLAIM_KEYS = {"id", "table", "statement", "chapter", "value", "rule", "conclusion", "headline"}
+REQUIRED_CLAIM_KEYS = CLAIM_KEYS - {"conclusion", "headline"}
 TARGET_CHECKS = ("exact", "relative", "absolute")  # compared with the chapter's number (or `to`)
 CHECK_KEYS = {"exact": {"decimals", "to"}, "relative": {"tolerance", "to"}, "absolute": {"tolerance", "to"},
               "above": {"than", "factor"}, "below": {"than", "factor"}, "between": {"low", "high"},

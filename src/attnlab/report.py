@@ -1,0 +1,148 @@
+"""The reader's report: one offline HTML file per profile that opens on the verdict.
+
+    python -m attnlab.report --profile quick --ledger results/quick/claims.csv --out results/quick/report.html \
+        table=results/quick/tables/ladder.csv figure=figures/quick/ladder.png caption=workflow/report/ladder.rst ...
+
+First the ledger's summary and every claim (linked to its table's section), then one section per
+table in TABLES.md's order: its caption, the claims it carries (the chapter's value beside ours,
+the verdict coloured), the table itself and its figure inline. No JavaScript; figures are the
+pipeline's PNGs, embedded. (Snakemake's own report, with the rule graph and runtimes, sits beside
+it as snakemake_report.html.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from attnlab.claims.render import summary_line
+from attnlab.data import atomic_path
+from attnlab.tables import for_people, parse_named
+
+# TABLES.md's order: the chapter's argument, from the data to the probe.
+ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalence", "averaging_matrix", "score_variance",
+         "effective_tokens", "softmax_saturation", "scale_training", "score_runaway", "ladder", "param_breakdown",
+         "gpt2_params", "norm_grad_init", "norm_warmup", "position_extrapolation", "attention_scaling",
+         "winograd_category", "winograd_role", "winograd_attention", "winograd_adjectives", "attention_equivalence",
+         "depth_overfit")
+VERDICT_COLOURS = {"MATCH": "#1a7f37", "CONCLUSION HOLDS": "#4d7c0f", "INCONCLUSIVE": "#9a6700",
+                   "CONTRADICTED": "#cf222e", "MISSING": "#6e7781"}
+CSS = """
+body { font: 15px/1.5 system-ui, sans-serif; max-width: 1180px; margin: 0 auto; padding: 1em 1.5em; color: #1f2328; }
+h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #d0d7de; }
+.meta, .shared { color: #57606a; font-size: .9em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: .85em; }
+th, td { border: 1px solid #d0d7de; padding: .25em .5em; vertical-align: top; text-align: left; }
+th { background: #f6f8fa; }
+table.ledger { table-layout: fixed; width: 100%; }
+table.ledger td { overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.verdict { font-weight: 600; }
+img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
+nav ol { columns: 3; font-size: .9em; }
+code { background: #f6f8fa; padding: 0 .2em; }
+"""
+
+
+def esc(text) -> str:
+    return html.escape("" if pd.isna(text) else str(text))
+
+
+def verdict_cell(verdict: str) -> str:
+    return f'<td class="verdict" style="color:{VERDICT_COLOURS.get(verdict, "#1f2328")}">{esc(verdict)}</td>'
+
+
+def caption_html(rst: str) -> str:
+    """The caption's reStructuredText as plain paragraphs: ``code`` and *emphasis*, nothing more."""
+    paragraphs = [" ".join(p.split()) for p in rst.split("\n\n") if p.strip()]
+    out = []
+    for p in paragraphs:
+        p = esc(p)
+        p = re.sub(r"``(.+?)``", r"<code>\1</code>", p)
+        p = re.sub(r"\*(.+?)\*", r"<em>\1</em>", p)
+        out.append(f"<p>{p}</p>")
+    return "\n".join(out)
+
+
+def ledger_table(ledger: pd.DataFrame, columns: tuple[str, ...], link: bool) -> str:
+    widths = {"id": "17%", "statement": "33%", "chapter": "11%", "reproduced": "11%", "verdict": "11%",
+              "margin": "7%", "note": "10%"}
+    head = "".join(f'<th style="width:{widths.get(c, "auto")}">{c}</th>' for c in columns)
+    rows = []
+    for _, claim in ledger.iterrows():
+        cells = []
+        for c in columns:
+            if c == "verdict":
+                cells.append(verdict_cell(claim[c]))
+            elif c == "id" and link:
+                cells.append(f'<td><a href="#{esc(claim["table"])}">{esc(claim[c])}</a></td>')
+            else:
+                cells.append(f"<td>{esc(claim[c])}</td>")
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return f'<table class="ledger"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
+def data_table(csv: Path) -> str:
+    shown, shared = for_people(pd.read_csv(csv, keep_default_na=False, na_values=[""]))
+    table = shown.to_html(index=False, escape=True, border=0, na_rep="")
+    note = f'<p class="shared">{esc(" · ".join(shared))} (config hashes and commits per row: the CSV)</p>' if shared else ""
+    return f'<div class="scroll">{table}</div>{note}'
+
+
+def figure_html(png: Path, table_id: str) -> str:
+    data = base64.b64encode(png.read_bytes()).decode()
+    return f'<img src="data:image/png;base64,{data}" alt="figure {table_id}">'
+
+
+def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, captions: dict) -> str:
+    ids = [t for t in ORDER if t in tables] + sorted(set(tables) - set(ORDER))
+    seeds = int(ledger["seeds"].iloc[0]) if len(ledger) else 0
+    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>attnlab: {profile} profile</title>"
+             f"<style>{CSS}</style></head><body>",
+             f"<h1>Does the chapter reproduce? attnlab, profile {esc(profile)}</h1>",
+             f'<p class="meta">{len(ids)} tables, {seeds} seed{"s" if seeds != 1 else ""} per trained row. '
+             "Every number comes from a run folder under <code>results/{p}/runs/</code> with its composed config, "
+             "seed and commit. Verdicts: MATCH = inside the tolerance; CONCLUSION HOLDS = the number misses, the "
+             "chapter's point holds; INCONCLUSIVE = the seeds' spread is wider than the tolerance; CONTRADICTED; "
+             "MISSING = not measured.</p>".replace("{p}", esc(profile)),
+             f'<section id="ledger"><h2>The verdict</h2><p><strong>{esc(summary_line(ledger))}</strong></p>',
+             ledger_table(ledger, ("id", "statement", "chapter", "reproduced", "verdict", "margin", "note"), link=True),
+             "</section>",
+             "<nav><h2>Tables</h2><ol>" + "".join(f'<li><a href="#{t}">{t}</a></li>' for t in ids) + "</ol></nav>"]
+    for t in ids:
+        claims = ledger[ledger["table"] == t]
+        parts.append(f'<section id="{t}"><h2>{t}</h2>')
+        if t in captions:
+            parts.append(caption_html(captions[t]))
+        if len(claims):
+            parts.append(ledger_table(claims, ("id", "statement", "chapter", "reproduced", "verdict"), link=False))
+        parts.append(data_table(tables[t]))
+        if t in figures:
+            parts.append(figure_html(figures[t], t))
+        parts.append("</section>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", required=True)
+    parser.add_argument("--ledger", required=True, type=Path, help="claims.csv")
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("inputs", nargs="*", help="table=<csv> figure=<png> caption=<rst>, named by their stem")
+    args = parser.parse_intermixed_args(argv)
+    named = parse_named(args.inputs)
+    by_id = {kind: {Path(p).stem: Path(p) for p in named.get(kind, [])} for kind in ("table", "figure", "caption")}
+    page = build(args.profile, pd.read_csv(args.ledger), by_id["table"], by_id["figure"],
+                 {t: p.read_text(encoding="utf-8") for t, p in by_id["caption"].items()})
+    with atomic_path(args.out) as tmp:
+        tmp.write_text(page, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
