@@ -183,9 +183,11 @@ def readme_section(df: pd.DataFrame, readme_dir: Path, ledger_path: Path, links:
     lines += ["", "The chapter's headline numbers (ours: mean ± std over the profile's seeds):", "",
               compact.to_markdown(index=False, disable_numparse=True), ""]
     for path in links.get("time", []):
-        total = pd.read_csv(path).set_index("family").loc["all"]
-        lines += [f"Training cost of this profile: {total['train_hours']:.2f} h of optimisation steps over "
-                  f"{int(total['runs'])} runs (device: {total['device']}; per family: {link(path, 'pipeline_time')}).", ""]
+        cost = pd.read_csv(path)
+        per_device = cost[cost["family"] != "all"].groupby("device")[["runs", "train_hours"]].sum()
+        lines += ["Training cost of this profile, from each run's own clock: " + "; ".join(
+            f"{int(r.runs)} runs on {device}, {r.train_hours:.2f} h" for device, r in per_device.iterrows())
+            + f" (per family: {link(path, 'pipeline_time')}).", ""]
     if links.get("table"):
         lines += ["Tables: " + " · ".join(link(p) for p in sorted(links["table"])), ""]
     if links.get("figure"):
