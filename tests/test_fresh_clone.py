@@ -103,6 +103,15 @@ def test_a_row_is_one_config_and_one_declared_line(clone):
     assert dry_run(clone, "--config", "profile=quick")[0] == {}
 
 
+def test_a_failing_job_says_why_on_the_console(clone, tmp_path):
+    """The job's one-line error reaches the console (its whole output stays in its log file)."""
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "results/smoke/data/corpus.txt",
+                             "--config", "profile=smoke"], cwd=clone, capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(clone / "src"), "ATTNLAB_CORPUS": str(tmp_path / "no.txt")})
+    assert result.returncode != 0
+    assert re.search(r"failed: error: .*no\.txt does not exist", result.stdout + result.stderr)
+
+
 def readme_snakemake_commands() -> list[list[str]]:
     """Every `snakemake` command line in README.md's bash blocks, continuation lines joined."""
     commands = []
