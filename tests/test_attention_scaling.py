@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import yaml
 
+from attnlab import plots
+from attnlab.claims import CLAIMS_FILE
 from attnlab.families import attention_scaling as family
 from attnlab.measure import attention_scaling as scaling
 
@@ -81,9 +83,9 @@ def test_fit_exponent_recovers_powers_from_the_last_four_rows():
 
 
 def measurement(path, rows):
-    return {"path": path, "settings": {"n_heads": 8}, "rows": [
+    return {"path": path, "settings": {"d_model": 512, "n_heads": 8}, "rows": [
         {"path": path, "tokens": n, "matrix_mb": 8 * n * n * 4 / 2**20, "budget_gb": 8.0,
-         "device": "cpu", "torch": "x", **values} for n, values in rows]}
+         "device": "cpu", "torch": "x", "runs": 3, **values} for n, values in rows]}
 
 
 def test_table_ratios_exponents_and_figure(tmp_path):
@@ -106,10 +108,14 @@ def test_table_ratios_exponents_and_figure(tmp_path):
     assert fu["memory_exponent"].iloc[-1] == pytest.approx(1.0)
     table_csv = tmp_path / "table.csv"
     df.to_csv(table_csv, index=False)
-    fig = family.attention_scaling_figure({"table": [str(table_csv)], **paths})
+    inputs = {"table": [str(table_csv)], "claims": [str(CLAIMS_FILE)], **paths}
+    fig = family.attention_scaling_figure(inputs, plots.context("attention_scaling", inputs, "test"))
     time_ax, mem_ax = fig.axes
     assert time_ax.get_xscale() == mem_ax.get_xscale() == "log" == mem_ax.get_yscale()
-    assert any("out of memory" in t.get_text() for t in mem_ax.get_legend().get_texts())
+    (legend,) = fig.legends
+    assert any("out of memory" in t.get_text() for t in legend.get_texts())
+    # the chapter's fitted slope is drawn through the explicit path's last measured point
+    assert any(line.get_label().startswith("chapter's fit") for line in time_ax.lines)
 
 
 @pytest.mark.parametrize("change, message", [

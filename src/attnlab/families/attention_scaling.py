@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from attnlab import style
 from attnlab.plots import figure
 from attnlab.tables import table
 
@@ -15,7 +16,7 @@ FIT_ROWS = 4  # the chapter fits its exponents over the last four rows
 COLUMNS = ["path", "tokens", "status", "ms_total", "time_ratio", "ms_projections", "matrix_mb", "peak_mb",
            "memory_ratio", "time_exponent", "memory_exponent", "need_gb", "budget_gb", "budget_rule",
            "peak_method", "kernel", "device", "torch", "threads", "runs"]
-STYLE = {"explicit": dict(color="tab:red", marker="o"), "fused": dict(color="tab:blue", marker="s")}
+SERIES = {"explicit": style.series(1), "fused": style.series(0)}
 
 
 def fit_exponent(tokens, values, last: int = FIT_ROWS) -> float:
@@ -51,50 +52,62 @@ def attention_scaling(inputs) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def guide(ax, tokens, anchor_n, anchor_value, power: int) -> None:
-    """A dotted c·n^power line through one measured point."""
+def guide(ax, tokens, anchor_n, anchor_value, power: float, label: str, **line) -> None:
+    """A c·n^power line through one measured point."""
     n = np.asarray(tokens, dtype=float)
-    ax.plot(n, anchor_value * (n / anchor_n) ** power, ls=":", lw=1, color="grey" if power == 2 else "black",
-            label="∝ n²" if power == 2 else "∝ n")
+    ax.plot(n, anchor_value * (n / anchor_n) ** power, label=label, **line)
 
 
 @figure("attention_scaling")
-def attention_scaling_figure(inputs):
+def attention_scaling_figure(inputs, context):
     df = pd.read_csv(inputs["table"][0])
-    fig, (time_ax, mem_ax) = plt.subplots(1, 2, figsize=(10, 5))
+    settings = json.loads(open(inputs[df["path"].iloc[0]][0]).read())["settings"]
+    fig, (time_ax, mem_ax) = plt.subplots(1, 2, figsize=(12, 5))
     for path, rows in df.groupby("path", sort=False):
         ok = rows[rows["status"] == "ok"]
         oom = rows[rows["status"].str.startswith("out of memory")]
-        time_ax.plot(ok["tokens"], ok["ms_total"], label=f"{path}: total", **STYLE[path])
-        time_ax.plot(ok["tokens"], ok["ms_projections"], ls="--", lw=1, alpha=0.6, label=f"{path}: projections",
-                     color=STYLE[path]["color"])
-        mem_ax.plot(ok["tokens"], ok["peak_mb"], label=f"{path}: measured peak", **STYLE[path])
+        time_ax.plot(ok["tokens"], ok["ms_total"], label=path, **SERIES[path])
+        time_ax.plot(ok["tokens"], ok["ms_projections"], ls="--", lw=1, alpha=0.7, label=f"{path}: projections only",
+                     color=SERIES[path]["color"])
+        mem_ax.plot(ok["tokens"], ok["peak_mb"], label=path, **SERIES[path])
         if len(oom):
-            mem_ax.scatter(oom["tokens"], oom["need_gb"] * 1024, marker="x", s=60, color=STYLE[path]["color"],
-                           label=f"{path}: out of memory (estimated need)", zorder=3)
-    # guides through the largest measured size, where fixed costs matter least: n² through the
-    # explicit path; n through what is linear — the projections' time and the fused path's memory
+            mem_ax.plot(oom["tokens"], oom["need_gb"] * 1024, "x", ms=9, mew=2, color=SERIES[path]["color"],
+                        label=f"{path}: out of memory (estimated need)")
+    # guides through the largest measured size, where fixed costs matter least: the chapter's fitted
+    # slope through the explicit path (ours is written beside it); n through what is linear — the
+    # projections' time and the fused path's memory
     largest = {p: rows.iloc[-1] for p, rows in df[df["status"] == "ok"].groupby("path")}
     tokens = np.sort(df["tokens"].unique())
-    for ax, square, linear in ((time_ax, ("explicit", "ms_total"), ("fused", "ms_projections")),
-                               (mem_ax, ("explicit", "peak_mb"), ("fused", "peak_mb"))):
-        for (path, col), power in ((square, 2), (linear, 1)):
-            if path in largest:
-                guide(ax, tokens, largest[path]["tokens"], largest[path][col], power)
+    for ax, total, exponent, linear in ((time_ax, "ms_total", "time_exponent", "ms_projections"),
+                                        (mem_ax, "peak_mb", "memory_exponent", "peak_mb")):
+        if "explicit" in largest:
+            last = largest["explicit"]
+            ax.annotate(f"ours: $n^{{{last[exponent]:.2f}}}$", (last["tokens"], last[total]), xytext=(-8, 6),
+                        textcoords="offset points", ha="right", fontsize=8, color=SERIES["explicit"]["color"])
+            for c in context.of(exponent):
+                guide(ax, tokens, last["tokens"], last[total], c.value, f"chapter's fit: ∝ $n^{{{c.value:g}}}$",
+                      **style.CHAPTER_LINE)
+        if "fused" in largest:
+            fused = largest["fused"]
+            guide(ax, tokens, fused["tokens"], fused[linear], 1, "∝ n", color="0.4", ls=":", lw=1)
     matrix = df[["tokens", "matrix_mb"]].drop_duplicates().sort_values("tokens")
-    mem_ax.plot(matrix["tokens"], matrix["matrix_mb"], color="tab:red", lw=0.8, alpha=0.4,
+    mem_ax.plot(matrix["tokens"], matrix["matrix_mb"], color=SERIES["explicit"]["color"], lw=0.8, alpha=0.5,
                 label="one score matrix (heads·n²·4 B)")
+    printed = context.of("matrix_mb")
+    style.mark_chapter(mem_ax, df["tokens"][[c.row for c in printed]], [c.value for c in printed])
     budgets = df["budget_gb"].dropna()
     if len(budgets):
-        mem_ax.axhline(budgets.min() * 1024, color="tab:orange", lw=1, ls="-.",
+        mem_ax.axhline(budgets.min() * 1024, color="0.3", lw=1, ls="-.",
                        label=f"memory budget (smallest: {budgets.min():.1f} GB)")
-    time_ax.set_ylabel("forward time (ms, median)")
-    mem_ax.set_ylabel("peak memory above input (MB)")
-    device = f"{df['device'].iloc[0]}, torch {df['torch'].iloc[0]}"
+    time_ax.set_ylabel("forward time (ms, median, log scale)")
+    mem_ax.set_ylabel("peak memory above input (MB, log scale)")
     for ax in (time_ax, mem_ax):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("tokens n")
-        ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.15))  # below: keeps the data clear
-    fig.suptitle(f"One attention layer (d=512, 8 heads, batch 1, float32) — {device}", fontsize=9)
+        ax.set_xlabel("tokens n (log scale)")
+    style.headline(fig, "Explicit attention's time and memory grow as n²; a fused kernel's memory grows as n",
+                   context.profile,
+                   f"one layer: d = {settings['d_model']}, {settings['n_heads']} heads, batch 1, float32",
+                   f"{df['device'].iloc[0]}, torch {df['torch'].iloc[0]}", f"median of {int(df['runs'].max())} runs")
+    style.legend_below(fig)
     return fig

@@ -7,8 +7,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from attnlab import style
 from attnlab.families import Row, present
-from attnlab.plots import curve_of, figure, smooth
+from attnlab.plots import curve_of, figure
 from attnlab.runs import load_runs, run_config
 from attnlab.tables import run_columns, table
 
@@ -46,27 +47,41 @@ def average_ladder(inputs) -> pd.DataFrame:
     return ladder_frame(inputs, AVERAGE_LADDER)
 
 
-def ladder_figure(inputs, rows):
-    """Held-out perplexity per row (bars) beside the training-loss curves."""
+def ladder_figure(inputs, context, rows, point: str, groups: dict | None = None):
+    """Held-out perplexity per row (bars, the chapter's diamonds) beside the training-loss curves.
+    `groups` (group: row names) colours the curves by group, each row of a group its own dash;
+    without it every row is its own colour. Each curve is labelled at its end by its row number."""
     df = pd.read_csv(inputs["table"][0])
-    fig, (bars, curves) = plt.subplots(1, 2, figsize=(14, 0.3 * len(df) + 3))
-    drawn = bars.barh(df["row"].astype(str) + ". " + df["model"], df["held_out_ppl"], color="tab:blue")
-    bars.bar_label(drawn, fmt="%.2f", fontsize=7, padding=2)
-    bars.invert_yaxis()
-    bars.set_xlabel("held-out perplexity")
-    colours = plt.cm.viridis(np.linspace(0, 0.95, len(rows)))  # one colour per row, in ladder order
-    for i, (row, colour) in enumerate(zip(present(rows, inputs), colours), start=1):
-        curve = curve_of(inputs[row.name][0])
-        curves.plot(curve["step"], smooth(curve["loss"]), label=f"{i}. {row.label}", lw=1, color=colour)
-    curves.set_xlabel("step")
-    curves.set_ylabel("training loss (smoothed)")
-    curves.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    shown = present(rows, inputs)
+    groups = groups or {row.label: (row.name,) for row in shown}
+    group_of = {name: (i, names.index(name)) for i, names in enumerate(groups.values()) for name in names}
+    colors = [style.PALETTE[group_of[row.name][0]] for row in shown]
+    fig, (bars, curves) = plt.subplots(1, 2, figsize=(13, 0.32 * len(df) + 3.2), width_ratios=(1.1, 1))
+    style.hbars(bars, [f"{r}. {m}" for r, m in zip(df["row"], df["model"])], df["held_out_ppl"], colors,
+                context.of("held_out_ppl"), xerr=style.spread(df, "held_out_ppl"))
+    bars.set_xlabel("held-out perplexity (lower is better)")
+    ends = []
+    for number, row in zip(df["row"], shown):
+        group, position = group_of[row.name]
+        curve = curve_of(inputs[row.name])
+        curves.plot(curve["step"], curve["loss"], ls=style.DASHES[position % len(style.DASHES)], lw=1.3,
+                    color=style.PALETTE[group])
+        ends.append((curve["step"].iloc[-1], curve["loss"].iloc[-1], str(number), style.PALETTE[group]))
+    if len(groups) < len(shown):  # the groups' colours need a key; single rows are named on the bars
+        for i, (name, names) in enumerate(groups.items()):
+            numbers = [str(n) for n, row in zip(df["row"], shown) if row.name in names]
+            curves.plot([], [], color=style.PALETTE[i], lw=2, label=f"{name} (rows {numbers[0]}–{numbers[-1]})")
+    style.label_ends(curves, ends)
+    curves.set(xlabel="step", ylabel="training loss (nats, smoothed, mean over seeds)")
+    style.headline(fig, point, context.profile, style.steps_note(df["steps"]), style.seeds_note(df["seeds"].max()))
+    style.legend_below(fig)
     return fig
 
 
 @figure("average_ladder")
-def average_ladder_figure(inputs):
-    return ladder_figure(inputs, AVERAGE_LADDER)
+def average_ladder_figure(inputs, context):
+    return ladder_figure(inputs, context, AVERAGE_LADDER,
+                         "Averaging the context, replacing the token, is far worse than no context at all")
 
 
 # --- ladder: eleven rows, each the row above plus one piece --------------------------------
@@ -80,9 +95,19 @@ def ladder(inputs) -> pd.DataFrame:
     return df
 
 
+# The ladder's curves in four groups, a colour each: the average, scores, heads, the block.
+LADDER_GROUPS = {
+    "the average": ("no_context", "average", "positions", "residual"),
+    "scores without a head": ("dot_raw", "query_key"),
+    "heads": ("head_replace", "head_added", "four_heads"),
+    "the block": ("mlp", "block"),
+}
+
+
 @figure("ladder")
-def ladder_plot(inputs):
-    return ladder_figure(inputs, LADDER)
+def ladder_plot(inputs, context):
+    return ladder_figure(inputs, context, LADDER,
+                         "From the plain average to one transformer block: what each piece buys", LADDER_GROUPS)
 
 
 # --- depth_overfit: one block vs two -----------------------------------------------------
@@ -121,37 +146,46 @@ def averaging_matrix(inputs) -> pd.DataFrame:
 
 
 @figure("averaging_matrix")
-def averaging_matrix_plot(inputs):
-    A = measured(inputs).set_index("t")
-    A = A[[c for c in A.columns if c.isdigit()]]
-    fig, ax = plt.subplots(figsize=(4.2, 3.6))
-    image = ax.imshow(A.to_numpy(), cmap="Blues", vmin=0, vmax=1)
-    for (t, i), w in np.ndenumerate(A.to_numpy()):
-        ax.text(i, t, f"{w:.3f}", ha="center", va="center", fontsize=7, color="white" if w > 0.6 else "black")
-    ax.set_xticks(range(len(A.columns)), A.columns)
-    ax.set_yticks(range(len(A.index)), A.index)
-    ax.set_xlabel("position i (averaged)")
-    ax.set_ylabel("position t (output)")
-    ax.grid(False)
-    fig.colorbar(image, ax=ax, label="weight")
+def averaging_matrix_plot(inputs, context):
+    """The matrix unrounded, each cell with the chapter's printed value beneath."""
+    A = measured(inputs)
+    cells = A[[c for c in A.columns if c.isdigit()]]
+    fig, ax = plt.subplots(figsize=(6.4, 5.2))
+    image = style.heat_map(ax, cells, A["t"], cells.columns, context.chapter, decimals=3)
+    ax.set(xlabel="position i (averaged over)", ylabel="position t (output)")
+    fig.colorbar(image, ax=ax, label="weight of position i in output t")
+    style.headline(fig, "The causal average is a matrix: 1/t on and below the diagonal, 0 above", context.profile,
+                   "computed, no training", "masked softmax of zero scores")
     return fig
 
 
 @figure("param_breakdown")
-def param_breakdown_plot(inputs):
-    """Shares of one block's parameters (stacked to 1): the MLP holds two thirds at every width."""
+def param_breakdown_plot(inputs, context):
+    """Shares of one block's parameters (stacked to 1, the MLP at the bottom so its share is the
+    height the chapter's two thirds is read against)."""
     df = pd.read_csv(inputs["table"][0])
-    labels = [f"d={d}" if m.startswith("formula") else f"ours\nd={d}" for m, d in zip(df["model"], df["d"])]
-    fig, ax = plt.subplots(figsize=(7, 3.6))
+    labels = [f"d = {d}" if m.startswith("formula") else f"ours\nd = {d}" for m, d in zip(df["model"], df["d"])]
+    x = np.arange(len(df))
+    fig, ax = plt.subplots(figsize=(8, 4.6))
     bottom = np.zeros(len(df))
-    for part, colour in (("attention", "tab:blue"), ("mlp", "tab:orange"), ("layernorm", "tab:green")):
+    parts = (("mlp", "feed-forward (MLP)", None), ("attention", "attention", style.HATCH),
+             ("layernorm", "LayerNorm", ".."))
+    for colour, (part, name, hatch) in zip(style.PALETTE, parts):
         share = (df[part] / df["total"]).to_numpy()
-        ax.bar(labels, share, bottom=bottom, label=part, color=colour)
+        ax.bar(x, share, bottom=bottom, width=0.6, color=colour, hatch=hatch, edgecolor="white", label=name)
         bottom += share
-    for x, (total, attention, mlp_share) in enumerate(zip(df["total"], df["attention"] / df["total"], df["mlp_share"])):
-        ax.text(x, 1.02, f"{total:,}", ha="center", fontsize=6)
-        ax.text(x, attention + mlp_share / 2, f"MLP {mlp_share:.1%}", ha="center", fontsize=7)
-    ax.set_ylim(0, 1.1)
-    ax.set_ylabel("share of one block's parameters")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+    for xi, share in zip(x, df["mlp_share"]):
+        ax.text(xi, share / 2, f"{share:.1%}", ha="center", va="center", fontsize=8, color="white", fontweight="bold")
+    chapter_totals = {c.row: c.value for c in context.of("total")}
+    for xi, total in zip(x, df["total"]):
+        note = f"\nchapter {chapter_totals[xi]:,.0f}" if xi in chapter_totals else ""
+        ax.text(xi, 1.02, f"{total:,}{note}", ha="center", va="bottom", fontsize=7)
+    mlp = context.of("mlp_share")
+    style.mark_chapter(ax, [c.row for c in mlp], [c.value for c in mlp])
+    ax.set_xticks(x, labels)
+    ax.set(ylim=(0, 1.18), ylabel="share of one block's parameters", xlabel="block width d (above: total parameters)")
+    ax.grid(axis="x", visible=False)
+    style.headline(fig, "Two thirds of a block's parameters are feed-forward, at every width", context.profile,
+                   "counted: the formula 12d² + 13d, and our own block's modules", "no training")
+    style.legend_below(fig)
     return fig

@@ -4,18 +4,15 @@ import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import torch
 
+from attnlab import style
 from attnlab.data import load_tokens
 from attnlab.families import Row, present
-from attnlab.plots import curve_of, evals_of, figure, smooth
+from attnlab.plots import curve_of, figure
 from attnlab.runs import load_runs, run_config
 from attnlab.tables import run_columns, seed_columns, table
-
-NORM_STYLE = {"pre": "tab:blue", "post": "tab:red"}
-
 
 @table("norm_grad_init")
 def norm_grad_init(inputs) -> pd.DataFrame:
@@ -33,24 +30,32 @@ def norm_grad_init(inputs) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+GROUP_TITLES = {"all": "every parameter of the block", "attention_qkv": "attention q, k, v weights (the chapter's)"}
+
+
 @figure("norm_grad_init")
-def norm_grad_init_figure(inputs):
-    """Per-block gradient norm, pre vs post, one panel per parameter group."""
-    raw = pd.read_csv(inputs["grad_norms"][0])
-    groups = list(dict.fromkeys(raw["parameters"]))
-    fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.8), squeeze=False)
+def norm_grad_init_figure(inputs, context):
+    """Per-block gradient norm (mean ± std over seeds), pre vs post, one panel per parameter group;
+    the chapter's first and last block where it prints them (the attention q, k, v weights)."""
+    df = pd.read_csv(inputs["table"][0])
+    blocks = sorted(int(c[len("block_"):]) for c in df.columns if c.startswith("block_") and not c.endswith("_std"))
+    groups = list(dict.fromkeys(df["parameters"]))
+    fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 4.2), squeeze=False)
     for ax, group in zip(axes[0], groups):
-        for norm, cell in raw[raw["parameters"] == group].groupby("norm", sort=False):
-            stats = cell.groupby("block")["grad_norm"].agg(["mean", "std", "count"])
-            ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", ms=3, capsize=2,
-                        color=NORM_STYLE.get(norm), label=f"{norm}-norm")
-        ax.set_xlabel("block")
-        ax.set_ylabel("gradient norm")
-        ax.set_xticks(range(1, int(raw["block"].max()) + 1))
-        ax.set_ylim(bottom=0)
-        ax.set_title(f"parameters: {group} ({int(stats['count'].iloc[0])} seeds, mean ± std)")
-        ax.legend()
-    fig.suptitle("gradient norm per block at initialisation (one batch, one backward, no step)")
+        for i, (row, cell) in enumerate(df[df["parameters"] == group].iterrows()):
+            means = [cell[f"block_{b}"] for b in blocks]
+            stds = [cell[f"block_{b}_std"] for b in blocks] if "block_1_std" in df.columns else None
+            ax.errorbar(blocks, means, yerr=stds, ms=4, capsize=2, lw=1.5, label=f"{cell['norm']}-norm",
+                        **style.series(i))
+        printed = [c for c in context.chapter if c.column.startswith("block_") and df.at[c.row, "parameters"] == group]
+        style.mark_chapter(ax, [int(c.column[len("block_"):]) for c in printed], [c.value for c in printed])
+        ax.set(xlabel="block (1 = nearest the input)", ylabel="gradient norm (L2, one batch)", ylim=(0, None),
+               title=GROUP_TITLES.get(group, group))
+        ax.set_xticks(blocks)
+    style.headline(fig, "Before any step, post-norm's gradients grow with depth more than pre-norm's", context.profile,
+                   "at initialisation: one batch, one backward, no step", style.seeds_note(df["seeds"].max()),
+                   f"{len(blocks)} blocks")
+    style.legend_below(fig)
     return fig
 
 
@@ -102,33 +107,42 @@ def unigram_entropy(tokens: torch.Tensor) -> float:
     return float(-(p * p.log()).sum())
 
 
+def run_label(row: pd.Series, first: pd.Series) -> str:
+    """'post-norm, warmup 200', and any setting where the row departs from the first (the chapter's
+    four rows share theirs; the others each drop one of our details)."""
+    label = f"{row['norm']}-norm, " + (f"warmup {row['warmup_steps']}" if row["warmup_steps"] else "no warmup")
+    return label + "".join(f", {name} {row[column]}" for column, name in (("grad_clip", "clip"), ("batch", "batch"))
+                           if str(row[column]) != str(first[column]))
+
+
 @figure("norm_warmup")
-def norm_warmup_figure(inputs):
-    """Training loss per step and held-out loss at every evaluation, one line per run (a diverged
-    run ends with an x at its step); the gap between the panels is overfitting."""
+def norm_warmup_figure(inputs, context):
+    """Training loss per step (mean over seeds; an x where a seed diverged) beside the final
+    held-out perplexity of each run, against a model that ignores its input (unigram)."""
     df = pd.read_csv(inputs["table"][0])
-    fig, (train_ax, held_ax) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    fig, (curves, bars) = plt.subplots(1, 2, figsize=(13, 4.6), width_ratios=(1, 1.1))
     train_tokens, _, _ = load_tokens(Path(inputs["tokens"][0]).parent)
-    for ax in (train_ax, held_ax):
-        ax.axhline(unigram_entropy(train_tokens), color="grey", ls=":", lw=1,
-                   label="unigram (token frequencies, no context)")
-    chosen = df.iloc[0]  # the settings of the chapter's first row
-    for _, row in df.iterrows():
-        metrics = inputs[row["run"]][0]
-        curve, evals = curve_of(metrics), evals_of(metrics)
-        # the chapter's rows: solid with warmup, dashed without; a row that drops one of our details: its own
-        style = ("--" if not row["warmup_steps"] else ":" if str(row["grad_clip"]) != str(chosen["grad_clip"])
-                 else "-." if row["batch"] != chosen["batch"] else "-")
-        label = f"{row['norm']}-norm, warmup {row['warmup_steps']}, clip {row['grad_clip']}, batch {row['batch']}"
-        label += f" (held-out ppl {row['held_out_ppl']:.1f})" if np.isfinite(row["held_out_ppl"]) else f" ({row['outcome']})"
-        color = NORM_STYLE.get(row["norm"])
-        train_ax.plot(curve["step"], smooth(curve["loss"]), style, color=color, lw=1.2)
-        held_column = [c for c in evals.columns if c.startswith("held_out_ppl_")][0]
-        held_ax.plot(evals["step"], np.log(evals[held_column]), style, marker="o", ms=3, color=color, lw=1.2, label=label)
-        if row["outcome"] != "trained":
-            train_ax.plot(curve["step"].iloc[-1], curve["loss"].iloc[-1], "x", color=color, ms=8)
-    train_ax.set(xlabel="step", ylabel="loss (nats)", title="training loss (smoothed)")
-    held_ax.set(xlabel="step", title="held-out loss = ln(perplexity), every evaluation", ylim=(None, 7.5))
-    fig.suptitle(f"twelve blocks, lr {df['lr'].iloc[0]:g}, schedule {df['schedule'].iloc[0]}")
-    held_ax.legend(fontsize=7)
+    unigram = unigram_entropy(train_tokens)
+    labels = [run_label(row, df.iloc[0]) for _, row in df.iterrows()]
+    for i, (row, label) in enumerate(zip(df.itertuples(), labels)):
+        curve = curve_of(inputs[row.run])
+        curves.plot(curve["step"], curve["loss"], ls="-" if row.warmup_steps else "--", lw=1.3, markevery=0.1,
+                    ms=5, label=label, **style.series(i))
+        for path, run in zip(inputs[row.run], load_runs(inputs[row.run])):
+            if run["diverged"]:
+                end = pd.read_csv(Path(path).with_name("curve.csv")).iloc[-1]
+                curves.plot(end["step"], end["loss"], "x", color=style.series(i)["color"], ms=9, mew=2,
+                            label="a seed diverged")
+    curves.axhline(unigram, color="0.4", ls=":", lw=1.2, label="unigram: train-token frequencies, no context")
+    curves.set(xlabel="step", ylabel="training loss (nats, smoothed, mean over seeds)")
+    style.hbars(bars, labels, df["held_out_ppl"], [style.series(i)["color"] for i in range(len(df))],
+                context.of("held_out_ppl"), xerr=style.spread(df, "held_out_ppl"))
+    bars.axvline(math.exp(unigram), color="0.4", ls=":", lw=1.2)
+    bars.set_xlabel("held-out perplexity after training (lower is better)")
+    first = df.iloc[0]
+    style.headline(fig, "Post-norm fails without warmup; pre-norm needs none", context.profile,
+                   style.steps_note(df["steps"]), style.seeds_note(df["seeds"].max()),
+                   f"{first['n_blocks']} blocks, lr {first['lr']:g}, {first['schedule']} schedule, "
+                   f"clip {first['grad_clip']}, batch {first['batch']}")
+    style.legend_below(fig)
     return fig

@@ -6,8 +6,9 @@ on held-out windows of every length in train.eval_lengths (the first is its trai
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
+from attnlab import style
 from attnlab.families import Row, present
 from attnlab.plots import figure
 from attnlab.runs import load_runs, run_config
@@ -45,15 +46,18 @@ def position_extrapolation(inputs) -> pd.DataFrame:
 
 
 @figure("position_extrapolation")
-def position_extrapolation_figure(inputs):
+def position_extrapolation_figure(inputs, context):
     """Held-out perplexity against the evaluation window, one line per scheme."""
     df = pd.read_csv(inputs["table"][0])
     windows = sorted(int(c[len("ppl_"):]) for c in df.columns if c.startswith("ppl_") and not c.endswith("_std"))
-    fig, ax = plt.subplots(figsize=(7.5, 4))
-    for _, row in df.iterrows():
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for i, (_, row) in enumerate(df.iterrows()):
         means = [row[f"ppl_{n}"] for n in windows]
-        stds = [row.get(f"ppl_{n}_std", 0.0) for n in windows]
-        ax.errorbar(windows, means, yerr=stds, marker="o", capsize=3, lw=1.5, label=row["scheme"])
+        stds = [row[f"ppl_{n}_std"] for n in windows] if f"ppl_{windows[0]}_std" in df.columns else None
+        ax.errorbar(windows, means, yerr=stds, capsize=3, lw=1.5, ms=6, label=row["scheme"], **style.series(i))
+    printed = [c for c in context.chapter if c.column.startswith("ppl_")]
+    style.mark_chapter(ax, [int(c.column[len("ppl_"):]) for c in printed], [c.value for c in printed],
+                       [df.at[c.row, "scheme"].split(" (")[0] for c in printed])
     trained = int(df["trained_at"].iloc[0])
     ax.axvline(trained, color="grey", ls="--", lw=1)
     ax.annotate(f"trained at {trained}", (trained, 1), xycoords=("data", "axes fraction"),
@@ -61,12 +65,14 @@ def position_extrapolation_figure(inputs):
     ax.set_xscale("log", base=2)
     ax.set_xticks(windows, [str(n) for n in windows])
     ax.set_yscale("log")
-    plain = FuncFormatter(lambda value, _: f"{value:g}")  # 90, not 9x10^1
-    ax.yaxis.set_major_formatter(plain)
-    low, high = ax.get_ylim()
-    if high / low < 10:  # under one decade only minor ticks carry numbers; over several they would crowd
-        ax.yaxis.set_minor_formatter(plain)
-    ax.set_xlabel("evaluation window (tokens)")
+    # perplexities span about a decade: ticks at 40, 50, … 100, 150, written plainly (90, not 9×10¹)
+    ax.yaxis.set_major_locator(LogLocator(subs=(1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("evaluation window (tokens, log scale)")
     ax.set_ylabel("held-out perplexity (log scale)")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # beside: lines cross
+    style.headline(fig, "Past the trained length learned positions fall off a cliff; ALiBi keeps improving",
+                   context.profile, style.steps_note(df["steps"]), style.seeds_note(df["seeds"].max()),
+                   f"trained on {trained}-token windows")
+    style.legend_below(fig)
     return fig

@@ -9,12 +9,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from attnlab import style
 from attnlab.plots import evals_of, figure
 from attnlab.runs import load_runs, run_config
 from attnlab.tables import held_out, run_columns, seed_columns, table
 
 VARIANTS = ("divided", "undivided")
-COLORS = {"divided": "tab:blue", "undivided": "tab:red"}
+SERIES = {variant: style.series(i) for i, variant in enumerate(VARIANTS)}
+HATCHES = {"divided": None, "undivided": style.HATCH}
 
 
 def _measured(inputs, name: str) -> pd.DataFrame:
@@ -34,13 +36,21 @@ def score_variance(inputs) -> pd.DataFrame:
 
 
 @figure("score_variance")
-def score_variance_figure(inputs):
+def score_variance_figure(inputs, context):
     df = pd.read_csv(inputs["table"][0])
-    fig, ax = plt.subplots(figsize=(4.5, 3.5))
-    ax.plot(df["d"], df["sqrt_d"], color="0.6", lw=1, label="√d")
-    ax.plot(df["d"], df["std"], "o", color="tab:blue", label=f"measured std of q·k ({df['pairs'][0]:,} pairs)")
-    ax.set(xscale="log", yscale="log", xlabel="d", ylabel="std of q·k")
-    ax.legend()
+    fig, ax = plt.subplots(figsize=(7, 4.4))
+    ax.plot(df["d"], df["sqrt_d"], color="0.5", lw=1, label="√d")
+    ax.plot(df["d"], df["std"], ls="none", ms=7, label="measured std of q·k", **style.series(0))
+    printed = context.of("std")
+    style.mark_chapter(ax, df["d"][[c.row for c in printed]], [c.value for c in printed])
+    ax.set(xscale="log", yscale="log", xlabel="width d (log scale)", ylabel="std of q·k (log scale)")
+    ax.set_xticks(df["d"], [str(d) for d in df["d"]])
+    ax.set_yticks(df["sqrt_d"], [f"{s:g}" for s in df["sqrt_d"]])
+    ax.minorticks_off()
+    style.headline(fig, "The dot product of two random d-dimensional vectors has standard deviation √d",
+                   context.profile, f"measured: {df['pairs'][0]:,} pairs of N(0, 1) vectors per width",
+                   f"seed {df['seed'][0]}")
+    style.legend_below(fig)
     return fig
 
 
@@ -66,18 +76,27 @@ def effective_tokens(inputs) -> pd.DataFrame:
 
 
 @figure("effective_tokens")
-def effective_tokens_figure(inputs):
+def effective_tokens_figure(inputs, context):
     df = pd.read_csv(inputs["table"][0])
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    fig, ax = plt.subplots(figsize=(7, 4.4))
     for variant in VARIANTS:
-        ax.plot(df["d_k"], df[f"mean_effective_{variant}"], "o-", color=COLORS[variant],
-                label=f"{variant}: mean over {df['rows'][0]:,} rows")
-        ax.plot(df["d_k"], df[f"effective_{variant}"], "x", color=COLORS[variant], ms=7,
-                label=f"{variant}: one example row")
-    ax.axhline(df["keys"][0], color="0.6", lw=0.8, ls="--")
-    ax.set(xscale="log", yscale="log", xlabel="d_k", ylabel=f"effective tokens (of {df['keys'][0]})")
+        ax.plot(df["d_k"], df[f"mean_effective_{variant}"], label=f"{variant}: mean over {df['rows'][0]:,} rows",
+                **SERIES[variant])
+        ax.plot(df["d_k"], df[f"effective_{variant}"], ls="none", mfc="none", ms=8, mew=1.5,
+                label=f"{variant}: one example row", **SERIES[variant])
+    printed = context.of("effective_undivided")
+    style.mark_chapter(ax, df["d_k"][[c.row for c in printed]], [c.value for c in printed],
+                       ["undivided, one row"] * len(printed))
+    ax.axhline(df["keys"][0], color="0.5", lw=0.8, ls="--", label=f"all {df['keys'][0]} keys (uniform weights)")
+    ax.set(xscale="log", yscale="log", xlabel="head width d_k (log scale)",
+           ylabel=f"effective tokens = exp(entropy), of {df['keys'][0]}")
     ax.set_xticks(df["d_k"], [str(d) for d in df["d_k"]])
-    ax.legend(fontsize=7)
+    ax.minorticks_off()
+    ax.set_yticks([1, 2, 4, 8, 16, 32, 64], ["1", "2", "4", "8", "16", "32", "64"])
+    style.headline(fig, "Undivided, a fresh head's softmax narrows to about one token as d_k grows", context.profile,
+                   f"measured: {df['rows'][0]:,} random rows of {df['keys'][0]} keys per width, N(0, 1)",
+                   f"seed {_meta(inputs)['seed']}")
+    style.legend_below(fig)
     return fig
 
 
@@ -95,23 +114,38 @@ def softmax_saturation(inputs) -> pd.DataFrame:
 
 
 @figure("softmax_saturation")
-def softmax_saturation_figure(inputs):
-    """The distribution of Σ w_i(1-w_i) over the rows of each width, divided and undivided."""
+def softmax_saturation_figure(inputs, context):
+    """Left, the distribution of Σ w_i(1-w_i) over the rows of each width (its mean: the table's);
+    right, the share of frozen rows. Divided and undivided side by side at each width."""
+    df = pd.read_csv(inputs["table"][0])
     rows = _measured(inputs, "rows")
-    widths = sorted(rows["d_k"].unique())
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    x = np.arange(len(df))
+    fig, (spread_ax, frozen_ax) = plt.subplots(1, 2, figsize=(12, 4.4), width_ratios=(1.4, 1))
     for offset, variant in ((-0.2, "divided"), (0.2, "undivided")):
-        values = [rows[(rows["d_k"] == d) & (rows["variant"] == variant)]["jacobian_sum"].to_numpy() for d in widths]
-        parts = ax.violinplot(values, positions=np.arange(len(widths)) + offset, widths=0.35, showmedians=True)
+        values = [rows[(rows["d_k"] == d) & (rows["variant"] == variant)]["jacobian_sum"].to_numpy() for d in df["d_k"]]
+        parts = spread_ax.violinplot(values, positions=x + offset, widths=0.35, showextrema=False)
         for body in parts["bodies"]:
-            body.set_facecolor(COLORS[variant])
-            body.set_alpha(0.5)
-        for key in ("cbars", "cmins", "cmaxes", "cmedians"):
-            parts[key].set_color(COLORS[variant])
-        ax.plot([], [], color=COLORS[variant], lw=6, alpha=0.5, label=variant)
-    ax.set_xticks(range(len(widths)), [str(d) for d in widths])
-    ax.set(xlabel="d_k", ylabel=r"$\sum_i w_i(1-w_i)$ per row", ylim=(0, 1))
-    ax.legend(loc="lower left")
+            body.set(facecolor=SERIES[variant]["color"], edgecolor=SERIES[variant]["color"], alpha=0.35,
+                     hatch=HATCHES[variant])
+        spread_ax.plot(x + offset, df[f"jacobian_{variant}"], ls="none", ms=6, label=variant, **SERIES[variant])
+        frozen_ax.bar(x + offset, df[f"frozen_{variant}"], width=0.4, color=SERIES[variant]["color"],
+                      hatch=HATCHES[variant], edgecolor="white", label=variant)
+    printed = context.of("jacobian_divided")
+    style.mark_chapter(spread_ax, x[[c.row for c in printed]] - 0.2, [c.value for c in printed])
+    printed = context.of("frozen_undivided")
+    style.mark_chapter(frozen_ax, x[[c.row for c in printed]] + 0.2, [c.value for c in printed])
+    for ax in (spread_ax, frozen_ax):
+        ax.set_xticks(x, [str(d) for d in df["d_k"]])
+        ax.set_xlabel("head width d_k")
+        ax.grid(axis="x", visible=False)
+    spread_ax.set(title="the softmax's gradient: every row (shape) and their mean (marker)",
+                  ylabel=r"$\sum_i w_i(1-w_i)$ per row", ylim=(0, 1))
+    frozen_ax.set(title=f"rows frozen: largest w(1−w) below {df['frozen_below'][0]:g}", ylabel="share of rows",
+                  ylim=(0, 1))
+    style.headline(fig, "Undivided, the softmax saturates as d_k grows: its gradient dies and rows freeze",
+                   context.profile, f"measured: {df['rows'][0]:,} random rows of 64 keys per width, N(0, 1)",
+                   f"seed {_meta(inputs)['seed']}")
+    style.legend_below(fig)
     return fig
 
 
@@ -172,16 +206,29 @@ def scale_training(inputs) -> pd.DataFrame:
 
 
 @figure("scale_training")
-def scale_training_figure(inputs):
+def scale_training_figure(inputs, context):
+    """Held-out perplexity with and without the division (left) and what dropping it costs (right)."""
     df = pd.read_csv(inputs["table"][0])
-    labels = [f"d_k={d}\n{b.split(' steps')[0]} steps" for d, b in zip(df["d_k"], df["budget"])]
+    labels = [f"d_k = {d}\n" + budget.replace(" × ", "\n× ") for d, budget in zip(df["d_k"], df["budget"])]
     x = np.arange(len(df))
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, (ppl_ax, cost_ax) = plt.subplots(1, 2, figsize=(12, 4.6))
     for offset, variant in ((-0.2, "divided"), (0.2, "undivided")):
-        ax.bar(x + offset, df[variant], width=0.4, color=COLORS[variant], label=variant)
-    ax.set_xticks(x, labels, fontsize=8)
-    ax.set_ylabel("held-out perplexity")
-    ax.legend()
+        ppl_ax.bar(x + offset, df[variant], width=0.4, yerr=style.spread(df, variant), capsize=2,
+                   color=SERIES[variant]["color"], hatch=HATCHES[variant], edgecolor="white", label=variant)
+    ppl_ax.set(ylabel="held-out perplexity (lower is better)")
+    cost_ax.axhline(0, color="0.4", lw=1)
+    cost_ax.errorbar(x, df["difference"], yerr=style.spread(df, "difference"), ls="none", ms=7, capsize=3,
+                     label="cost: undivided − divided", **style.series(2))
+    printed = context.of("difference")
+    style.mark_chapter(cost_ax, x[[c.row for c in printed]], [c.value for c in printed])
+    cost_ax.set(ylabel="perplexity points lost without 1/√d_k")
+    for ax in (ppl_ax, cost_ax):
+        ax.set_xticks(x, labels, fontsize=8)
+        ax.grid(axis="x", visible=False)
+    style.headline(fig, "Dropping 1/√d_k costs little at d_k = 32 and many points of perplexity at 256 and 1024",
+                   context.profile, style.steps_note(df["steps"]), style.seeds_note(df["seeds"].max()),
+                   "budgets: the chapter's, scaled by the profile")
+    style.legend_below(fig)
     return fig
 
 
@@ -207,15 +254,38 @@ def score_runaway(inputs) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+# score_runaway's panels: the evals.csv column each plots, and its axis
+RUNAWAY_PANELS = (("score_std", "std of attention scores (log scale)"),
+                  ("entropy", "mean attention entropy (nats)"),
+                  ("onehot_share", "share of rows with > 0.99 on one token"))
+
+
 @figure("score_runaway")
-def score_runaway_figure(inputs):
-    """Score std and mean attention entropy at every evaluation (seed 0), both variants."""
-    fig, (std_ax, entropy_ax) = plt.subplots(1, 2, figsize=(9, 3.5))
+def score_runaway_figure(inputs, context):
+    """Block 1's score std, attention entropy and one-hot share at every evaluation, both variants
+    (mean over seeds, a band of ± std with several); the chapter's values at the first (`_init`)
+    and last (`_final`) evaluation."""
+    df = pd.read_csv(inputs["table"][0])
+    fig, axes = plt.subplots(1, len(RUNAWAY_PANELS), figsize=(14, 4.2))
     for variant in VARIANTS:
-        evals = evals_of(inputs[variant][0])
-        std_ax.plot(evals["step"], evals["block1_score_std"], "o-", ms=3, color=COLORS[variant], label=variant)
-        entropy_ax.plot(evals["step"], evals["block1_entropy"], "o-", ms=3, color=COLORS[variant], label=variant)
-    std_ax.set(yscale="log", xlabel="step", ylabel="std of attention scores")
-    entropy_ax.set(xlabel="step", ylabel="mean attention entropy (nats)", ylim=(0, None))
-    std_ax.legend()
+        evals = pd.concat([evals_of(p) for p in inputs[variant]])
+        for ax, (name, _) in zip(axes, RUNAWAY_PANELS):
+            per_step = evals.groupby("step")[f"block1_{name}"].agg(["mean", "std"])
+            ax.plot(per_step.index, per_step["mean"], ms=4, label=variant, **SERIES[variant])
+            if len(inputs[variant]) > 1:
+                ax.fill_between(per_step.index, per_step["mean"] - per_step["std"], per_step["mean"] + per_step["std"],
+                                color=SERIES[variant]["color"], alpha=0.2, lw=0)
+    steps = evals["step"]
+    for ax, (name, label) in zip(axes, RUNAWAY_PANELS):
+        printed = [c for c in context.chapter if c.column in (f"{name}_init", f"{name}_final")]
+        style.mark_chapter(ax, [steps.min() if c.column.endswith("_init") else steps.max() for c in printed],
+                           [c.value for c in printed], [df.at[c.row, "variant"] for c in printed])
+        ax.set(xlabel="step", ylabel=label)
+    axes[0].set_yscale("log")
+    axes[1].set_ylim(bottom=0)
+    axes[2].set_ylim(0, 1.05)
+    style.headline(fig, "Undivided, the head's scores run away in training and its attention collapses onto one token",
+                   context.profile, style.steps_note(df["steps"]), style.seeds_note(df["seeds"].max()),
+                   "d_k = 1024, one head; block 1 on fixed held-out windows")
+    style.legend_below(fig)
     return fig

@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from attnlab import style
 from attnlab.families import Row, present
 from attnlab.plots import figure
 from attnlab.runs import load_runs
@@ -110,30 +111,33 @@ def winograd_adjectives(inputs) -> pd.DataFrame:
     return probe_frame(inputs["probe"], lambda r: r["block"] == last)
 
 
-def heat_map(df: pd.DataFrame, labels: list[str], title: str):
-    columns = [c for c in df.columns if c[0].isdigit() and not c.endswith("_std")]
-    values = df[columns].to_numpy(dtype=float)
-    fig, ax = plt.subplots(figsize=(11, 0.45 * len(df) + 1.6))
-    ax.imshow(values, cmap="Blues", vmin=0, vmax=1, aspect="auto")
-    for (i, j), v in np.ndenumerate(values):
-        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v > 0.6 else "black")
-    ax.set_xticks(range(len(columns)), [c.split(":", 1)[1] for c in columns])
-    ax.set_yticks(range(len(df)), labels)
-    ax.grid(False)
-    ax.set_title(title)
+def heat_map_figure(inputs, context, row_labels: list[str], point: str):
+    """The table's attention rows as a heat map with the chapter's values; the runs the probe read
+    (their metrics.json beside each probe.json) give the subtitle's steps and seeds."""
+    df = pd.read_csv(inputs["table"][0])
+    cells = df[[c for c in df.columns if c[0].isdigit() and not c.endswith("_std")]]
+    runs = load_runs([Path(p).with_name("metrics.json") for p in inputs["probe"]])
+    fig, ax = plt.subplots(figsize=(13, 0.5 * len(df) + 2.4))
+    image = style.heat_map(ax, cells, row_labels, [c.split(":", 1)[1] for c in cells.columns], context.chapter)
+    ax.set_xlabel("the visible tokens (the adjective's slot: adj)")
+    fig.colorbar(image, ax=ax, pad=0.01, label=f"attention weight (uniform: {1 / len(cells.columns):.3f})")
+    style.headline(fig, point, context.profile, style.steps_note([r["steps"] for r in runs]),
+                   style.seeds_note(len(runs), spread=False),
+                   "attention from the position that predicts the referent, mean over heads")
+    style.legend_below(fig)
     return fig
 
 
 @figure("winograd_attention")
-def winograd_attention_figure(inputs):
+def winograd_attention_figure(inputs, context):
     df = pd.read_csv(inputs["table"][0])
-    labels = [f"too {a}, block {b}" for a, b in zip(df["adjective"], df["block"])]
-    return heat_map(df, labels, "attention from the position predicting the referent, mean over heads and seeds")
+    return heat_map_figure(inputs, context, [f"too {a}, block {b}" for a, b in zip(df["adjective"], df["block"])],
+                           "Block 1 reads the first noun whatever the adjective; block 2 follows the adjective")
 
 
 @figure("winograd_adjectives")
-def winograd_adjectives_figure(inputs):
+def winograd_adjectives_figure(inputs, context):
     df = pd.read_csv(inputs["table"][0])
-    labels = [f"{a} ({r})" for a, r in zip(df["adjective"], df["role"])]
-    return heat_map(df, labels, f"block {df['block'].iloc[0]}: attention from the position predicting the referent")
-
+    return heat_map_figure(inputs, context, [f"{a} ({r})" for a, r in zip(df["adjective"], df["role"])],
+                           f"Block {df['block'].iloc[0]} weighs the adjective for a crosser, "
+                           "the other noun for a crossed")

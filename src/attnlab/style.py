@@ -1,0 +1,176 @@
+"""One look for every figure: palette and markers, the headline, the legend, how the chapter's value
+is drawn, and the PNG it is saved as. Figure builders (attnlab.families.*) call these; none styles
+itself.
+
+A series is told apart by its colour *and* its marker (or dash), so a figure survives greyscale
+printing and colour-blind readers. The chapter's value is always a hollow black diamond (or, in a
+heat map, the cell's second line), labelled "chapter".
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+from matplotlib.patches import Rectangle
+from matplotlib.text import Annotation
+from matplotlib.transforms import ScaledTranslation
+from PIL import Image
+
+from attnlab.data import atomic_path
+
+RC = {"figure.dpi": 120, "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
+      "axes.spines.right": False, "font.size": 9, "legend.frameon": False, "legend.fontsize": 8}
+# Okabe–Ito: qualitative and colour-blind safe; its yellow is last (faint on white)
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+MARKERS = ("o", "s", "^", "v", "P", "X", "<", ">")  # no diamond: that is the chapter's
+DASHES = ("-", "--", ":", "-.")
+HATCH = "///"  # the second of two kinds of bar side by side (undivided), told apart without colour
+# hollow, so our marker shows through where the two agree; unclipped, so a value on an axis shows whole
+CHAPTER = {"marker": "D", "ms": 8, "mfc": "none", "mec": "black", "mew": 1.3, "ls": "none", "zorder": 5,
+           "clip_on": False}
+CHAPTER_LINE = {"color": "black", "ls": (0, (5, 3)), "lw": 1}
+OUTLINE = "chapter: the row's largest weight"  # heat_map's outlined cells
+HEADLINE = "headline"  # gid of the title and subtitle, which layout() keeps above the axes
+
+
+def series(i: int) -> dict:
+    """Colour and marker of the i-th series of a figure."""
+    return {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)]}
+
+
+def headline(fig, point: str, profile: str, *details: str) -> None:
+    """The title states the figure's point; the subtitle what it was built from: the profile, then
+    steps, seeds and anything else that sets the numbers."""
+    title = fig.text(0.01, 1, point, ha="left", va="top", fontsize=11, fontweight="bold", wrap=True, gid=HEADLINE,
+                     transform=fig.transFigure + ScaledTranslation(0, -6 / 72, fig.dpi_scale_trans))
+    subtitle = Annotation(" · ".join((f"{profile} profile", *details)), xy=(0, 0), xycoords=title,
+                          xytext=(0, -3), textcoords="offset points", ha="left", va="top", color="0.3",
+                          wrap=True, gid=HEADLINE)
+    fig.add_artist(subtitle)
+
+
+def spread(df, column: str):
+    """A column's spread over seeds (`<column>_std`), or None where the table has one seed: error
+    bars are drawn only where there is a spread."""
+    return df[f"{column}_std"] if f"{column}_std" in df.columns else None
+
+
+def seeds_note(seeds, spread: bool = True) -> str:
+    """'1 seed', or '3 seeds, mean ± std' (what error bars and bands show; without them '3 seeds, mean')."""
+    seeds = int(seeds)
+    return "1 seed" if seeds == 1 else f"{seeds} seeds, mean" + (" ± std" if spread else "")
+
+
+def steps_note(steps) -> str:
+    """'300 steps', or '150–300 steps' where rows trained for different budgets."""
+    low, high = int(min(steps)), int(max(steps))
+    return f"{high:,} steps" if low == high else f"{low:,}–{high:,} steps"
+
+
+def mark_chapter(ax, x, y, notes=()) -> None:
+    """The chapter's values as hollow black diamonds, each with an optional note beside it: whose
+    value it is, or how it follows from the chapter ("= our row 8 + 14": the chapter's gap to a row
+    of ours)."""
+    if not len(x):
+        return  # no legend entry for a chapter value that is not there
+    ax.plot(x, y, label="chapter", **CHAPTER)
+    at_height = {}  # notes at one height are stacked: above the first diamond, below the next
+    for xi, yi, note in zip(np.atleast_1d(x), np.atleast_1d(y), notes):
+        if note:
+            k = at_height[yi] = at_height.get(yi, -1) + 1
+            ax.annotate(note, (xi, yi), xytext=(5, 6 - 18 * k), textcoords="offset points", fontsize=7,
+                        style="italic", va="bottom")
+
+
+def hbars(ax, labels, values, colors, chapter, xerr=None) -> None:
+    """One horizontal bar per row, top to bottom, its value written at its base (its end is left to
+    the chapter's diamond, where it has one; `chapter`: ChapterValues of the plotted column)."""
+    y = np.arange(len(labels))
+    ax.barh(y, values, xerr=xerr, color=colors, alpha=0.85, error_kw={"lw": 1, "capsize": 2})
+    for yi, value in zip(y, values):
+        if np.isfinite(value):
+            ax.annotate(f"{value:.2f}", (0, yi), xytext=(4, 0), textcoords="offset points", va="center",
+                        fontsize=7, color="white", fontweight="bold")
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.grid(axis="y", visible=False)
+    mark_chapter(ax, [c.value for c in chapter], [c.row for c in chapter], [c.note for c in chapter])
+
+
+def label_ends(ax, ends) -> None:
+    """Name lines at their right ends (`ends`: x, y, text, colour each), nudged apart vertically so
+    no two labels overlap: many curves are told apart without a legend."""
+    low, high = ax.get_ylim()
+    gap = 0.035 * (high - low)
+    placed = []
+    for x, y, text, colour in sorted(ends, key=lambda end: end[1]):
+        y = max(y, placed[-1] + gap) if placed else y
+        placed.append(y)
+        ax.annotate(text, (x, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=7,
+                    fontweight="bold", color=colour, annotation_clip=False)
+
+
+def heat_map(ax, cells, row_labels, column_labels, chapter=(), decimals: int = 2):
+    """Weights (`cells`: a frame of the table's rows and the plotted columns) as shaded cells with
+    their values. A cell the chapter prints gets the chapter's value as a second line; a cell where
+    the chapter puts its row's largest weight (value NaN) a black outline, labelled OUTLINE."""
+    values = cells.to_numpy(dtype=float)
+    image = ax.imshow(values, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    columns = list(cells.columns)
+    printed = {(c.row, columns.index(c.column)): c.value for c in chapter
+               if c.column in columns and np.isfinite(c.value)}
+    for (i, j), v in np.ndenumerate(values):
+        colour = "white" if v > 0.6 else "black"
+        if (i, j) in printed:
+            ax.text(j, i - 0.13, f"{v:.{decimals}f}", ha="center", va="center", fontsize=7, color=colour)
+            ax.text(j, i + 0.2, f"chapter {printed[i, j]:.{decimals}f}", ha="center", va="center", fontsize=6,
+                    style="italic", color=colour)
+        else:
+            ax.text(j, i, f"{v:.{decimals}f}", ha="center", va="center", fontsize=7, color=colour)
+    for c in chapter:
+        if c.column in columns and not np.isfinite(c.value):
+            ax.add_patch(Rectangle((columns.index(c.column) - 0.5, c.row - 0.5), 1, 1, fill=False, ec="black",
+                                   lw=2, zorder=4, label=OUTLINE))
+    ax.set_xticks(range(len(column_labels)), column_labels)
+    ax.set_yticks(range(len(row_labels)), row_labels)
+    ax.grid(False)
+    return image
+
+
+def legend_below(fig) -> None:
+    """One legend for the whole figure, under the axes (it never covers data): every labelled
+    artist of every panel once, the chapter's entries last, in as many columns as fit the width."""
+    entries = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    labels = sorted(entries, key=lambda label: label.startswith("chapter"))
+    handles = [entries[label] for label in labels]
+    renderer = fig.canvas.get_renderer()
+    for ncol in range(len(labels), 0, -1):
+        legend = fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.01), ncol=ncol)
+        if legend.get_window_extent(renderer).width <= 0.98 * fig.bbox.width or ncol == 1:
+            return
+        legend.remove()
+
+
+def layout(fig) -> None:
+    """Axes between the headline (top) and the figure's legend (bottom)."""
+    fig.canvas.draw()  # text sizes, wrapped lines and the legend's height are known once drawn
+    height = fig.bbox.height
+    top = min((t.get_window_extent().y0 for t in fig.texts + fig.artists if t.get_gid() == HEADLINE), default=height)
+    bottom = max((legend.get_window_extent().y1 for legend in fig.legends), default=0)
+    fig.tight_layout(rect=(0, bottom / height, 1, (top - 4) / height))
+
+
+def save(fig, path: str | Path) -> None:
+    """Lay out and write a small PNG, the same bytes for the same figure: 256 colours (plots have
+    few), no metadata (matplotlib writes its version; no timestamp)."""
+    layout(fig)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    image = Image.open(buffer).convert("RGB").quantize(colors=256, dither=Image.Dither.NONE)
+    with atomic_path(Path(path)) as tmp:
+        image.save(tmp, format="png", optimize=True)

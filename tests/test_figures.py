@@ -1,0 +1,166 @@
+"""Figures a textbook would print: every figure states its point and its setting, shows the chapter's
+value where the ledger has one, keeps its legend off the data, draws error bars only where seeds
+spread, and is the same small PNG from the same inputs."""
+
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+from matplotlib.container import ErrorbarContainer
+from PIL import Image
+
+from attnlab import plots, style
+from attnlab.claims import CLAIMS_FILE
+from attnlab.families.ladder import AVERAGE_LADDER, LADDER
+from attnlab.families.norm import NORM_WARMUP
+from attnlab.families.positions import SCHEMES
+from attnlab.families.scale import SCORE_RUNAWAY
+from attnlab.tables import load_families
+
+REPO = Path(__file__).resolve().parents[1]
+QUICK = REPO / "results" / "quick"
+MEASURE = QUICK / "measure"
+
+load_families()
+
+
+def runs(experiment: str) -> list[str]:
+    return [str(p) for p in sorted((QUICK / "runs" / experiment).glob("seed*/metrics.json"))]
+
+
+def rows(declared) -> dict:
+    return {row.name: runs(row.experiment) for row in declared}
+
+
+def quick_inputs(figure_id: str, tokens: Path) -> dict:
+    """A figure's named inputs from the published quick results, named as workflow/rules/*.smk name
+    them (scale_training draws from its table alone)."""
+    random_rows = {"rows": MEASURE / "random_rows/rows.csv", "meta": MEASURE / "random_rows/meta.json"}
+    probes = {"probe": sorted(MEASURE.glob("winograd/role/two_blocks/seed*/probe.json"))}
+    named = {
+        "attention_scaling": {"explicit": MEASURE / "attention_scaling/explicit.json",
+                              "fused": MEASURE / "attention_scaling/fused.json"},
+        "average_ladder": rows(AVERAGE_LADDER),
+        "averaging_matrix": {"result": MEASURE / "averaging_matrix/result.json"},
+        "effective_tokens": random_rows,
+        "ladder": rows(LADDER),
+        "norm_grad_init": {"grad_norms": MEASURE / "norm_grad_init/grad_norms.csv"},
+        "norm_warmup": {**rows(NORM_WARMUP), "tokens": tokens},
+        "param_breakdown": {"result": MEASURE / "param_breakdown/result.json"},
+        "position_extrapolation": rows(SCHEMES),
+        "scale_training": {},
+        "score_runaway": {variant: runs(e) for variant, e in SCORE_RUNAWAY.runs().items()},
+        "score_variance": {"pairs": MEASURE / "score_variance/pairs.csv", "meta": MEASURE / "score_variance/meta.json"},
+        "softmax_saturation": random_rows,
+        "winograd_adjectives": probes,
+        "winograd_attention": probes,
+    }[figure_id]
+    named = {name: [str(p) for p in (paths if isinstance(paths, list) else [paths])] for name, paths in named.items()}
+    return {"table": [str(QUICK / "tables" / f"{figure_id}.csv")], "claims": [str(CLAIMS_FILE)], **named}
+
+
+@pytest.fixture(scope="module")
+def tokens(smoke_data):
+    """A verified token cache (norm_warmup's unigram line): the smoke one; the quick one is not published."""
+    return Path(next(o for o in smoke_data if o.startswith("data.dir=")).split("=", 1)[1]) / "tokens.npy"
+
+
+def build(figure_id: str, tokens: Path):
+    inputs = quick_inputs(figure_id, tokens)
+    absent = [p for paths in inputs.values() for p in paths if not Path(p).exists()]
+    if absent or not all(inputs.values()):
+        pytest.skip(f"quick results not published: {absent[:1] or figure_id}")
+    context = plots.context(figure_id, inputs, "quick")
+    with plt.rc_context(style.RC):
+        fig = plots.BUILDERS[figure_id](inputs, context)
+        style.layout(fig)
+    return fig, context
+
+
+def chapter_artists(fig) -> list:
+    """What shows the chapter: diamonds and outlines labelled 'chapter…', a heat map's 'chapter x' lines."""
+    found = []
+    for ax in fig.axes:
+        found += [a for a in ax.lines + ax.patches if a.get_label().startswith("chapter")]
+        found += [t for t in ax.texts if t.get_text().startswith("chapter")]
+    return found
+
+
+@pytest.mark.parametrize("figure_id", sorted(plots.BUILDERS))
+def test_every_figure_states_its_point_and_shows_the_chapter(figure_id, tokens):
+    fig, context = build(figure_id, tokens)
+    title, subtitle = (t.get_text() for t in fig.texts + fig.artists if t.get_gid() == style.HEADLINE)
+    assert len(title) > 20 and subtitle.startswith("quick profile")
+    assert context.chapter and chapter_artists(fig), "the ledger has this table's chapter values: draw them"
+    # legends never cover data: none inside an axes, the figure's under every axes
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    lowest = min(ax.get_tightbbox().y0 for ax in fig.axes)
+    assert all(legend.get_window_extent().y1 <= lowest + 1 for legend in fig.legends)
+    # error bars only where seeds spread: the table has a `_std` column
+    table = pd.read_csv(quick_inputs(figure_id, tokens)["table"][0])
+    has_spread = any(c.endswith("_std") for c in table.columns)
+    bars = [c for ax in fig.axes for c in ax.containers
+            if isinstance(c, ErrorbarContainer) and (c.has_yerr or c.has_xerr)]
+    assert has_spread or not bars
+    plt.close(fig)
+
+
+def test_the_figures_take_the_chapter_from_the_ledger(tokens):
+    """A chapter value is drawn where the ledger puts it: ALiBi's perplexity at 64 and 256 tokens."""
+    fig, context = build("position_extrapolation", tokens)
+    alibi = [c for c in context.chapter if c.column in ("ppl_64", "ppl_256")]
+    (diamonds,) = [line for line in fig.axes[0].lines if line.get_label() == "chapter"]
+    assert list(diamonds.get_xdata()) == [int(c.column[4:]) for c in alibi]
+    assert list(diamonds.get_ydata()) == [c.value for c in alibi]
+    plt.close(fig)
+
+
+TABLE = pd.DataFrame({"row": [1, 2, 3], "ppl": [60.0, 240.0, 58.0], "path": ["a", "a", "b"],
+                      "x:1": [0.7, 0.2, 0.1], "x:2": [0.3, 0.8, 0.9]})
+
+
+@pytest.mark.parametrize("value, chapter, expected", [
+    ({"column": "ppl", "where": {"row": 1}}, 59.7, [("ppl", 0, 59.7, "")]),
+    ({"column": "ppl"}, 60, [("ppl", 0, 60, ""), ("ppl", 1, 60, ""), ("ppl", 2, 60, "")]),  # one number for every row
+    ({"column": "ppl"}, [1, 2, 3], [("ppl", 0, 1, ""), ("ppl", 1, 2, ""), ("ppl", 2, 3, "")]),  # a list: per row
+    ({"column": "ppl", "where": {"path": "a"}, "reduce": "last"}, 250, [("ppl", 1, 250, "")]),
+    ({"difference": [{"column": "ppl", "where": {"row": 2}}, {"column": "ppl", "where": {"row": 3}}]}, 188,
+     [("ppl", 1, 58 + 188, "= our row 3 + 188")]),
+    ({"ratio": [{"column": "ppl", "where": {"row": 2}}, {"column": "ppl", "where": {"row": 1}}]}, 4,
+     [("ppl", 1, 240, "= 4 × our row 1")]),
+    ({"values": [{"column": "ppl", "where": {"row": 1}}, {"column": "ppl", "where": {"row": 3}}]}, [1, 2],
+     [("ppl", 0, 1, ""), ("ppl", 2, 2, "")]),
+    ({"columns": ["x:1", "x:2"], "where": {"path": "b"}}, [[0.1, 0.9]], [("x:1", 2, 0.1, ""), ("x:2", 2, 0.9, "")]),
+    ({"lead": "x:2", "among": ["x:1", "x:2"], "where": {"path": "a"}}, "weight on x:2",
+     [("x:2", 0, math.nan, ""), ("x:2", 1, math.nan, "")]),
+    # where the mapping is not clear, or the cells are not there: nothing
+    ({"column": "ppl", "reduce": "max"}, 240, []),
+    ({"column": "ppl", "where": {"row": 1}}, "about sixty", []),
+    ({"column": "ppl"}, [1, 2], []),
+    ({"column": "ppl", "where": {"row": 9}}, 60, []),
+    ({"difference": [{"column": "ppl", "where": {"path": "a"}}, {"column": "ppl", "where": {"row": 3}}]}, 5, []),
+])
+def test_chapter_values_placed_on_cells(value, chapter, expected):
+    found = plots.chapter_values({"table": "t", "value": value, "chapter": chapter}, TABLE)
+    got = [(c.column, c.row, c.value, c.note) for c in found]
+    assert [g[:2] + g[3:] for g in got] == [e[:2] + e[3:] for e in expected]
+    assert all(g[2] == pytest.approx(e[2], nan_ok=True) for g, e in zip(got, expected))
+
+
+def test_png_is_deterministic_small_and_without_metadata(tmp_path):
+    inputs = quick_inputs("averaging_matrix", tmp_path)
+    argv = ["averaging_matrix", "--profile", "quick", *(f"{n}={p}" for n, paths in inputs.items() for p in paths)]
+    for name in ("a.png", "b.png"):
+        plots.main([*argv, "--out", str(tmp_path / name)])
+    first, second = (tmp_path / "a.png").read_bytes(), (tmp_path / "b.png").read_bytes()
+    assert first == second and len(first) < 150_000
+    assert not Image.open(tmp_path / "a.png").info.get("Software")
+
+
+def test_a_figure_needs_the_ledger(tmp_path):
+    inputs = quick_inputs("averaging_matrix", tmp_path)
+    with pytest.raises(SystemExit):
+        plots.main(["averaging_matrix", "--profile", "quick", "--out", str(tmp_path / "x.png"),
+                    f"table={inputs['table'][0]}", f"result={inputs['result'][0]}"])
