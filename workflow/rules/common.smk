@@ -42,6 +42,7 @@ try:
 except (ValueError, AssertionError):
     raise WorkflowError(f"seeds={config.get('seeds')!r} must be a whole number >= 1")
 RESULTS, FIGURES = f"results/{PROFILE}", f"figures/{PROFILE}"
+CLAIMS_FILE = "configs/claims.yaml"  # the chapter's numbers: the ledger judges them, the figures draw them
 EXPERIMENTS = experiments()
 WINOGRAD_RUNS = sorted(p.stem for p in (CONFIG_DIR / "winograd").glob("[!_]*.yaml"))
 # every trained run by its scope name: experiments as family/run, Winograd runs as winograd/<run>

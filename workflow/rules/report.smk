@@ -5,7 +5,7 @@
 # TABLES.md's order with its caption, claims and figure. Snakemake's own report (rule graph, runtimes):
 # snakemake --report results/<p>/snakemake_report.html --config profile=<p>.
 
-CLAIMS_CODE = module_code("attnlab.claims.__main__", files=("configs/claims.yaml",))
+CLAIMS_CODE = module_code("attnlab.claims.__main__", files=(CLAIMS_FILE,))
 CLAIMS = [f"{RESULTS}/claims.csv", f"{RESULTS}/claims.md", f"{RESULTS}/claims.html"]
 
 
@@ -43,7 +43,7 @@ rule claims:
     resources: mem_mb=1000, runtime=5
     log: f"{RESULTS}/logs/claims.log"
     shell:
-        write_stamp("{PYTHON} -m attnlab.claims check --claims configs/claims.yaml --profile {PROFILE} --seeds {params.seeds}"
+        write_stamp("{PYTHON} -m attnlab.claims check --claims " + CLAIMS_FILE + " --profile {PROFILE} --seeds {params.seeds}"
                     " --csv {output.csv} --md {output.md} --html {output.html} {params.tables}")
 
 

@@ -16,9 +16,9 @@ def runs_by_family() -> dict[str, list[str]]:
 add_table("pipeline_time", inputs=runs_by_family())
 
 
-def builder_code(builder) -> str:
+def builder_code(builder, files=()) -> str:
     """The code a table or figure builder runs: its family module and what that imports."""
-    return module_code("attnlab.tables", "attnlab.plots", builder.__module__)
+    return module_code("attnlab.tables", "attnlab.plots", builder.__module__, files=files)
 
 
 def table_step(table_id: str) -> Step:
@@ -29,9 +29,11 @@ def table_step(table_id: str) -> Step:
 
 def figure_step(table_id: str) -> Step:
     spec = TABLES[table_id]
-    inputs = {"table": [f"{RESULTS}/tables/{table_id}.csv"], **spec["inputs"], **spec["figure_inputs"]}
-    return register(Step(f"figure_{table_id}", digest(builder_code(FIGURE_BUILDERS[table_id]), table_id, inputs),
-                         [f"{FIGURES}/{table_id}.png"], inputs))
+    # the chapter's values are drawn too: the ledger is an input, its text part of the key
+    inputs = {"table": [f"{RESULTS}/tables/{table_id}.csv"], "claims": [CLAIMS_FILE], **spec["inputs"],
+              **spec["figure_inputs"]}
+    code = builder_code(FIGURE_BUILDERS[table_id], files=(CLAIMS_FILE,))
+    return register(Step(f"figure_{table_id}", digest(code, table_id, inputs), [f"{FIGURES}/{table_id}.png"], inputs))
 
 
 for _id, _spec in TABLES.items():
@@ -65,6 +67,6 @@ for _id, _spec in TABLES.items():
             resources: mem_mb=2000, runtime=10
             log: f"{RESULTS}/logs/figure_{_id}.log"
             shell:
-                write_stamp("{PYTHON} -m attnlab.plots {params.table} --out {output.png} {params.args}")
+                write_stamp("{PYTHON} -m attnlab.plots {params.table} --profile {PROFILE} --out {output.png} {params.args}")
 
         ALL_TARGETS += figure_step(_id).outputs
