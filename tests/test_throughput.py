@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from attnlab.compare import is_timing
 from attnlab.config import ConfigError, compose, model_config
 from attnlab.data import write_json
 from attnlab.families import throughput as family
@@ -52,7 +53,7 @@ def test_measurement_writes_every_row_and_the_table_and_figure_read_it(tmp_path)
         (p, n) for p in PRECISIONS for n in (1, 2)}
     assert len(rows) == 3 * 2 * 2 + 2 * 2
     for r in rows:
-        assert r["ms_per_step"] > 0 and r["spread"] >= 0 and r["runs"] == 2 and r["device"] and r["torch"]
+        assert r["ms_per_step"] > 0 and r["time_spread"] >= 0 and r["runs"] == 2 and r["device"] and r["torch"]
         if r["setting"] == "tiny":
             assert r["tokens_per_s"] == pytest.approx(2 * 8 * r["steps_per_s"])
             assert r["mfu"] == pytest.approx(r["gflop_per_s"] / r["matmul_gflop_per_s"])
@@ -64,6 +65,9 @@ def test_measurement_writes_every_row_and_the_table_and_figure_read_it(tmp_path)
     assert list(df["setting"]) == ["tiny"] * 12 + ["matmul"] * 4
     assert list(df["model"][:6]) == [m for m in family.MODELS for _ in PRECISIONS]
     assert all(math.isfinite(v) for v in df["mfu"][:12])
+    # what attnlab.compare holds equal between two builds (.ci/slurm.sh): what was measured, not how fast
+    assert [c for c in df.columns if not is_timing(c)] == ["setting", "n_blocks", "batch_size", "model", "precision",
+                                                         "threads", "mflop_per_token", "runs", "steps", "device", "torch"]
     csv = tmp_path / "throughput.csv"
     df.to_csv(csv, index=False)
     FIGURES["throughput"]({"table": [str(csv)], "throughput": [str(measured)]})

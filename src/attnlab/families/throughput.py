@@ -13,7 +13,7 @@ from attnlab.tables import table
 
 MODELS = ("fused", "explicit", "reference")  # the measurement's, in table order (not imported: no torch here)
 PRECISIONS = ("float32", "bf16")
-COLUMNS = ["setting", "n_blocks", "batch_size", "model", "precision", "threads", "ms_per_step", "spread", "steps_per_s",
+COLUMNS = ["setting", "n_blocks", "batch_size", "model", "precision", "threads", "ms_per_step", "time_spread", "steps_per_s",
            "tokens_per_s", "mflop_per_token", "gflop_per_s", "matmul_gflop_per_s", "mfu", "vs_reference", "runs",
            "steps", "device", "torch"]
 

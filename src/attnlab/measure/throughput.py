@@ -12,7 +12,7 @@ thread count. A step is what attnlab.train does per step: forward and loss, back
 All rows are timed in one process, interleaved: every row's first timed run, then every row's
 second, ..., so a drift of the machine (another process, heat) spreads over all rows instead of
 biasing the last ones. A row reports the median of its `repeats` runs of `steps` steps and their
-spread, (slowest - fastest) / median. Achieved FLOP/s = model_flops_per_token · tokens / time; the
+spread, time_spread = (slowest - fastest) / median. Achieved FLOP/s = model_flops_per_token · tokens / time; the
 peak is a matmul_size² matmul in each precision, timed in the same interleaving, and
 MFU = achieved / peak at the same precision and thread count.
 
@@ -216,7 +216,7 @@ def measure(settings: list[Setting], threads: list[int], warmup: int, repeats: i
     for (i, n), runs in seconds.items():
         w, median = workloads[i], statistics.median(runs)
         rows.append({**w.columns, "threads": n, "runs": repeats, "steps": steps, "ms_per_step": 1000 * median,
-                     "spread": (max(runs) - min(runs)) / median, "steps_per_s": 1 / median,
+                     "time_spread": (max(runs) - min(runs)) / median, "steps_per_s": 1 / median,
                      "tokens_per_s": w.tokens / median if w.tokens else None,
                      "mflop_per_token": w.flops / w.tokens / 1e6 if w.tokens else None,
                      "gflop_per_s": w.flops / median / 1e9, **machine})
