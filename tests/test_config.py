@@ -1,10 +1,14 @@
 """Config composition: every experiment composes into a valid model; the ladder ends at the default."""
 
+import json
+
 import pytest
 from omegaconf import OmegaConf
 
-from attnlab.config import ROOT, ConfigError, compose, config_hash, experiments, model_config, scaled, source_files
+from attnlab.config import (ROOT, ConfigError, check_train, compose, config_hash, experiments, model_config, scaled,
+                            source_files)
 from attnlab.model import LanguageModel
+from attnlab.winograd import compose_run
 
 
 @pytest.mark.parametrize("experiment", experiments())
@@ -54,3 +58,45 @@ def test_source_files_follow_imports_transitively():
     assert "attnlab/winograd.py" not in evaluate and "attnlab/claims/__init__.py" not in evaluate
     grad_norms = names("attnlab.measure.grad_norms")
     assert {"attnlab/measure/__init__.py", "attnlab/measure/grad_norms.py", "attnlab/model.py"} <= set(grad_norms)
+
+
+def test_precision_enters_the_hash_only_when_not_float32():
+    """float32 is what every published run trained under: its hash is that of the config without
+    train.precision, so adding the setting kept every published hash."""
+    default = compose([])
+    without = OmegaConf.to_container(default)
+    del without["train"]["precision"]
+    assert config_hash(default) == config_hash(OmegaConf.create(without))
+    assert config_hash(compose(["train.precision=bf16"])) != config_hash(default)
+    with pytest.raises(ConfigError, match=r"train.precision='fp16' is not one of \['float32', 'bf16'\]"):
+        check_train(compose(["train.precision=fp16"]))
+
+
+@pytest.mark.slow  # composes every published run's config: ~20 s
+def test_every_published_run_keeps_its_hash():
+    checked, moved = 0, []
+    for path in sorted(ROOT.glob("results/*/runs/**/seed*/metrics.json")):
+        metrics, profile = json.loads(path.read_text()), path.parts[len(ROOT.parts) + 1]
+        run = str(path.parent.parent.relative_to(ROOT / "results" / profile / "runs"))
+        overrides = metrics.get("overrides", [])  # the first published runs record none: they had none
+        cfg = compose([f"experiment={run}", f"profile={profile}", f"seed={metrics['seed']}", *overrides])
+        checked += 1
+        moved += [str(path)] if config_hash(cfg) != metrics["config_hash"] else []
+    for path in sorted(ROOT.glob("results/*/measure/winograd/*/*/seed*/metrics.json")):
+        metrics = json.loads(path.read_text())
+        profile, version, model = path.parts[len(ROOT.parts) + 1], path.parts[-4], path.parts[-3]
+        cfg = compose_run(f"{version}_{model}", [f"profile={profile}", f"seed={metrics['seed']}"])
+        checked += 1
+        moved += [str(path)] if config_hash(cfg) != metrics["config_hash"] else []
+    assert checked > 0 and moved == []
+
+
+@pytest.mark.parametrize("override, message", [
+    ("profile.measure.throughput.threads=[]", "threads=.* must be whole numbers >= 1"),
+    ("profile.measure.throughput.experiments=[ladder/nope]", "must name experiments; allowed: .*'ladder/block'"),
+    ("profile.measure.throughput.repeats=0", "repeats=0 must be a whole number >= 1"),
+    ("profile.measure.throughput.device=tpu", "device='tpu' is not one of"),
+])
+def test_bad_throughput_settings_name_the_value(override, message):
+    with pytest.raises(ConfigError, match=message):
+        compose(["profile=smoke", override])

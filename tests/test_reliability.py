@@ -144,7 +144,8 @@ def test_diverging_run_is_recorded(workdir):
 
 
 def test_timing_columns_are_named_as_such():
-    assert all(map(is_timing, ["train_s", "tokens_per_s", "s_per_step", "forward_ms", "train_s_std"]))
+    assert all(map(is_timing, ["train_s", "tokens_per_s", "s_per_step", "forward_ms", "train_s_std",
+                               "time_spread", "mfu", "vs_reference"]))  # throughput's
     assert not any(map(is_timing, ["held_out_ppl", "steps", "params", "seeds", "diverged_at", "loss"]))
 
 

@@ -113,3 +113,14 @@ def test_a_run_resumed_under_another_commit_records_both(smoke_data, tmp_path, m
     assert metrics["commit"] == "a" * 40 and metrics["dirty"]
     assert metrics["sources"] == [{"commit": "a" * 40, "dirty": False, "from_step": 0},
                                   {"commit": "b" * 40, "dirty": True, "from_step": 4}]
+
+
+def test_bf16_trains_records_its_precision_and_hashes_apart(smoke_data, tmp_path):
+    float32 = train_module.train(tiny(smoke_data), tmp_path / "float32")
+    bf16 = train_module.train(tiny(smoke_data, "train.precision=bf16"), tmp_path / "bf16")
+    assert (float32["precision"], bf16["precision"]) == ("float32", "bf16")
+    assert bf16["config_hash"] != float32["config_hash"]  # a bf16 run never resumes a float32 checkpoint
+    assert bf16["steps_done"] == bf16["steps"] and not bf16["diverged"]
+    # autocast changes the arithmetic, not what is learned: the same seed ends close to float32
+    assert bf16["final_loss"] != float32["final_loss"]
+    assert bf16["final_loss"] == pytest.approx(float32["final_loss"], rel=0.05)

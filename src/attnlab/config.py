@@ -13,7 +13,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from attnlab.model import ModelConfig
+from attnlab.model import PRECISIONS, ModelConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = ROOT / "configs"
@@ -21,6 +21,10 @@ CONFIG_DIR = ROOT / "configs"
 # pipeline trains, not what one run computes.
 NOT_HASHED = ("train.threads", "train.device", "data.corpus.local", "data.corpus.url", "data.corpus.timeout_s",
               "profile.seeds", "profile.winograd_seeds", "profile.measure")
+# Settings added after runs were published, with the value every published run trained under:
+# hashed only when they differ from it, so the published runs keep their hashes (and stay valid)
+# while a run with another value gets a hash of its own.
+HASHED_UNLESS = {"train.precision": "float32"}
 
 
 class ConfigError(ValueError):
@@ -62,6 +66,19 @@ def check_profile(p: DictConfig) -> None:
     for key, value in p.measure.norm_grad_init.items():
         if not whole(value, 1):
             raise ConfigError(f"profile.measure.norm_grad_init.{key}={value!r} must be a whole number >= 1")
+    speed = p.measure.throughput
+    for key in ("repeats", "steps", "matmul_size", "runtime_min"):
+        if not whole(speed[key], 1):
+            raise ConfigError(f"profile.measure.throughput.{key}={speed[key]!r} must be a whole number >= 1")
+    if not whole(speed.warmup, 0):
+        raise ConfigError(f"profile.measure.throughput.warmup={speed.warmup!r} must be a whole number >= 0")
+    if not speed.threads or not all(whole(n, 1) for n in speed.threads):
+        raise ConfigError(f"profile.measure.throughput.threads={list(speed.threads)} must be whole numbers >= 1")
+    if not speed.experiments or not set(speed.experiments) <= set(experiments()):
+        raise ConfigError(f"profile.measure.throughput.experiments={list(speed.experiments)} must name "
+                          f"experiments; allowed: {experiments()}")
+    if speed.device not in ("auto", "cpu", "cuda"):
+        raise ConfigError(f"profile.measure.throughput.device={speed.device!r} is not one of ['auto', 'cpu', 'cuda']")
 
 
 def _explain(message: str) -> str:
@@ -106,12 +123,13 @@ def _digest(obj) -> str:
 def config_hash(cfg: DictConfig) -> str:
     """Short hash of everything that determines a run's numbers."""
     container = resolved(cfg)
-    for dotted in NOT_HASHED:
+    for dotted in (*NOT_HASHED, *HASHED_UNLESS):
         *parents, key = dotted.split(".")
         node = container
         for parent in parents:
             node = node.get(parent, {})
-        node.pop(key, None)
+        if dotted in NOT_HASHED or node.get(key) == HASHED_UNLESS[dotted]:
+            node.pop(key, None)
     return _digest(container)
 
 
@@ -182,6 +200,8 @@ def check_train(cfg: DictConfig) -> None:
         raise ConfigError(f"train.lr={t.lr!r} must be a number > 0")
     if t.schedule not in ("constant", "cosine"):
         raise ConfigError(f"train.schedule={t.schedule!r} is not one of ['constant', 'cosine']")
+    if t.precision not in PRECISIONS:
+        raise ConfigError(f"train.precision={t.precision!r} is not one of {list(PRECISIONS)}")
     if t.device not in ("auto", "cpu", "cuda", "mps"):
         raise ConfigError(f"train.device={t.device!r} is not one of ['auto', 'cpu', 'cuda', 'mps']")
     if not t.eval_lengths or any(not isinstance(n, int) or n <= 0 for n in t.eval_lengths):

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 MIXERS = ("none", "average", "attention")
 NORMS = ("none", "pre", "post")
 POSITIONS = ("none", "learned", "sinusoidal", "rope", "alibi")
+PRECISIONS = ("float32", "bf16")  # train.precision
 
 
 @dataclass
@@ -98,6 +99,15 @@ class ModelConfig:
             raise ValueError(f"positions={self.positions} acts on attention scores; mixer is {self.mixer}")
         if self.max_positions is not None and self.max_positions < self.context:
             raise ValueError(f"model.max_positions={self.max_positions} < model.context={self.context}")
+
+
+def autocast(precision: str, device_type: str):
+    """The arithmetic of a training step's forward pass and loss: float32, or bf16 under
+    torch.autocast (matmuls in bf16; weights, gradients and AdamW's state stay float32, and bf16
+    has float32's range, so no loss scaling is needed)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision={precision!r} is not one of {list(PRECISIONS)}")
+    return torch.autocast(device_type, dtype=torch.bfloat16, enabled=precision == "bf16")
 
 
 def causal_mask(T: int, device=None) -> torch.Tensor:

@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from attnlab import data, runs
 from attnlab.config import ConfigError, ablations, check_train, compose, config_hash, git_commit, model_config, scaled
-from attnlab.model import LanguageModel
+from attnlab.model import LanguageModel, autocast
 
 log = logging.getLogger("attnlab.train")
 # hand-made runs land in outputs/<profile>/<experiment or default>/<overrides or default>/seed<k>/ (configs/config.yaml)
@@ -209,7 +209,8 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str
         for group in optimizer.param_groups:
             group["lr"] = lr
         x, y = task.batch(batches)
-        _, loss, _ = model(x.to(device), y.to(device))
+        with autocast(t.precision, device.type):
+            _, loss, _ = model(x.to(device), y.to(device))
         if not torch.isfinite(loss):
             state["diverged_step"] = step
             log.warning("loss became %s at step %d: recorded as diverged", loss.item(), step)
@@ -239,7 +240,7 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str
         "experiment": name, "overrides": ablations(overrides),
         "profile": cfg.profile.name, "seed": cfg.seed, "config_hash": digest,
         "commit": sources[0]["commit"], "dirty": any(s["dirty"] for s in sources), "sources": sources,
-        "torch": torch.__version__, "device": str(device), "params": model.n_params(),
+        "torch": torch.__version__, "device": str(device), "precision": t.precision, "params": model.n_params(),
         "steps": steps, "steps_done": state["step"], "diverged": diverged, "diverged_step": state["diverged_step"],
         "final_loss": state["curve"][-1]["loss"] if state["curve"] else None,
         "train_s": state["train_s"], "tokens_per_s": tokens_per_step * state["step"] / max(state["train_s"], 1e-9),

@@ -1,0 +1,61 @@
+"""Table and figure `throughput`: training speed of the project's model (fused and explicit paths)
+against a reference built from nn.TransformerEncoderLayer, float32 and bf16, with the model FLOP
+utilisation against the machine's matmul peak. Rows come from attnlab.measure.throughput."""
+
+import json
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from attnlab.plots import figure
+from attnlab.tables import table
+
+MODELS = ("fused", "explicit", "reference")  # the measurement's, in table order (not imported: no torch here)
+PRECISIONS = ("float32", "bf16")
+COLUMNS = ["setting", "n_blocks", "batch_size", "model", "precision", "threads", "ms_per_step", "time_spread", "steps_per_s",
+           "tokens_per_s", "mflop_per_token", "gflop_per_s", "matmul_gflop_per_s", "mfu", "vs_reference", "runs",
+           "steps", "device", "torch"]
+
+
+@table("throughput")
+def throughput(inputs) -> pd.DataFrame:
+    """Each setting's rows by threads, model and precision, then the matmul's."""
+    df = pd.DataFrame(json.loads(open(inputs["throughput"][0]).read())["rows"]).reindex(columns=COLUMNS)
+    for col in ("n_blocks", "batch_size"):
+        df[col] = df[col].astype("Int64").astype(object).where(df[col].notna(), None)  # the matmul rows have none
+    settings = list(dict.fromkeys(df["setting"]))  # the measurement's order: the matmul last
+    order = pd.DataFrame({"setting": df["setting"].map(settings.index), "threads": df["threads"],
+                          "model": df["model"].map(lambda m: MODELS.index(m) if m in MODELS else len(MODELS)),
+                          "precision": df["precision"].map(PRECISIONS.index)})
+    return df.loc[order.sort_values(list(order.columns)).index].reset_index(drop=True)
+
+
+@figure("throughput")
+def throughput_figure(inputs):
+    df = pd.read_csv(inputs["table"][0])
+    trained = df[df["setting"] != "matmul"]
+    settings = list(dict.fromkeys(trained["setting"]))
+    threads = sorted(trained["threads"].unique())
+    fig, axes = plt.subplots(1, len(settings), figsize=(max(7, 5.5 * len(settings)), 4.5), squeeze=False)
+    bars = [(n, p) for n in threads for p in PRECISIONS]
+    width = 0.8 / len(bars)
+    colours = {"float32": plt.cm.Blues, "bf16": plt.cm.Oranges}
+    for ax, setting in zip(axes[0], settings):
+        rows = trained[trained["setting"] == setting].set_index(["model", "threads", "precision"])
+        x = np.arange(len(MODELS))
+        for k, (n, precision) in enumerate(bars):
+            values = [rows.loc[(m, n, precision)] for m in MODELS]
+            heights = [v["tokens_per_s"] for v in values]
+            shade = colours[precision](0.45 + 0.45 * threads.index(n) / max(len(threads) - 1, 1))
+            drawn = ax.bar(x + (k - (len(bars) - 1) / 2) * width, heights, width, color=shade,
+                           label=f"{precision}, {n} thread{'s' if n > 1 else ''}")
+            ax.bar_label(drawn, [f"{v['mfu']:.0%}" for v in values], fontsize=6, padding=1)
+        blocks, batch = int(rows["n_blocks"].iloc[0]), int(rows["batch_size"].iloc[0])
+        ax.set_title(f"{setting}: {blocks} block{'s' if blocks > 1 else ''}, batch {batch}", fontsize=9)
+        ax.set_xticks(x, MODELS)
+        ax.set_ylabel("training tokens/s (median)")
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Training throughput (bar labels: MFU against a matmul in the same precision)\n"
+                 f"{df['device'].iloc[0]}, torch {df['torch'].iloc[0]}", fontsize=9)
+    return fig
