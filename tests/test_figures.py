@@ -12,7 +12,7 @@ from matplotlib.container import ErrorbarContainer
 from PIL import Image
 
 from attnlab import plots, style
-from attnlab.claims import CLAIMS_FILE
+from attnlab.claims import CLAIMS_FILE, load_claims
 from attnlab.families.ladder import AVERAGE_LADDER, LADDER
 from attnlab.families.norm import NORM_WARMUP
 from attnlab.families.positions import SCHEMES
@@ -93,7 +93,8 @@ def test_every_figure_states_its_point_and_shows_the_chapter(figure_id, tokens):
     fig, context = build(figure_id, tokens)
     title, subtitle = (t.get_text() for t in fig.texts + fig.artists if t.get_gid() == style.HEADLINE)
     assert len(title) > 20 and subtitle.startswith("quick profile")
-    assert context.chapter and chapter_artists(fig), "the ledger has this table's chapter values: draw them"
+    if figure_id in {claim["table"] for claim in load_claims()}:  # the pipeline's own tables have none
+        assert context.chapter and chapter_artists(fig), "the ledger has this table's chapter values: draw them"
     # legends never cover data: none inside an axes, the figure's under every axes
     assert all(ax.get_legend() is None for ax in fig.axes)
     lowest = min(ax.get_tightbbox().y0 for ax in fig.axes)

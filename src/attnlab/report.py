@@ -24,12 +24,12 @@ from attnlab.claims.render import summary_line
 from attnlab.data import atomic_path
 from attnlab.tables import for_people, parse_named
 
-# TABLES.md's order: the chapter's argument, from the data to the probe.
+# TABLES.md's order: the chapter's argument, from the data to the probe; then the pipeline's own.
 ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalence", "averaging_matrix", "score_variance",
          "effective_tokens", "softmax_saturation", "scale_training", "score_runaway", "ladder", "param_breakdown",
          "gpt2_params", "norm_grad_init", "norm_warmup", "position_extrapolation", "attention_scaling",
          "winograd_category", "winograd_role", "winograd_attention", "winograd_adjectives", "attention_equivalence",
-         "depth_overfit")
+         "depth_overfit", "pipeline_time", "throughput")  # the last two are ours: what the runs cost
 VERDICT_COLOURS = {"MATCH": "#1a7f37", "CONCLUSION HOLDS": "#4d7c0f", "INCONCLUSIVE": "#9a6700",
                    "CONTRADICTED": "#cf222e", "MISSING": "#6e7781"}
 CSS = """
