@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from attnlab import style
 from attnlab.plots import figure
 from attnlab.tables import table
 
@@ -32,30 +33,31 @@ def throughput(inputs) -> pd.DataFrame:
 
 
 @figure("throughput")
-def throughput_figure(inputs):
+def throughput_figure(inputs, context):
+    """Tokens/s per model, one panel per setting; a series per precision and thread count (colour
+    and hatch), the bar labels the MFU against a matmul in the same precision."""
     df = pd.read_csv(inputs["table"][0])
     trained = df[df["setting"] != "matmul"]
     settings = list(dict.fromkeys(trained["setting"]))
     threads = sorted(trained["threads"].unique())
-    fig, axes = plt.subplots(1, len(settings), figsize=(max(7, 5.5 * len(settings)), 4.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(settings), figsize=(max(7, 5.5 * len(settings)), 4.2), squeeze=False)
     bars = [(n, p) for n in threads for p in PRECISIONS]
     width = 0.8 / len(bars)
-    colours = {"float32": plt.cm.Blues, "bf16": plt.cm.Oranges}
     for ax, setting in zip(axes[0], settings):
         rows = trained[trained["setting"] == setting].set_index(["model", "threads", "precision"])
         x = np.arange(len(MODELS))
         for k, (n, precision) in enumerate(bars):
             values = [rows.loc[(m, n, precision)] for m in MODELS]
-            heights = [v["tokens_per_s"] for v in values]
-            shade = colours[precision](0.45 + 0.45 * threads.index(n) / max(len(threads) - 1, 1))
-            drawn = ax.bar(x + (k - (len(bars) - 1) / 2) * width, heights, width, color=shade,
-                           label=f"{precision}, {n} thread{'s' if n > 1 else ''}")
+            drawn = ax.bar(x + (k - (len(bars) - 1) / 2) * width, [v["tokens_per_s"] for v in values], width,
+                           color=style.PALETTE[k], hatch=style.HATCH if precision == "bf16" else None,
+                           edgecolor="white", label=f"{precision}, {n} thread{'s' if n > 1 else ''}")
             ax.bar_label(drawn, [f"{v['mfu']:.0%}" for v in values], fontsize=6, padding=1)
         blocks, batch = int(rows["n_blocks"].iloc[0]), int(rows["batch_size"].iloc[0])
         ax.set_title(f"{setting}: {blocks} block{'s' if blocks > 1 else ''}, batch {batch}", fontsize=9)
         ax.set_xticks(x, MODELS)
-        ax.set_ylabel("training tokens/s (median)")
-        ax.legend(fontsize=7)
-    fig.suptitle(f"Training throughput (bar labels: MFU against a matmul in the same precision)\n"
-                 f"{df['device'].iloc[0]}, torch {df['torch'].iloc[0]}", fontsize=9)
+        ax.set_ylabel("training tokens/s (median of runs)")
+    style.headline(fig, "The project's model trains as fast as PyTorch's own layers; bf16 buys speed, not MFU",
+                   context.profile, f"{df['device'].iloc[0]}, torch {df['torch'].iloc[0]}",
+                   "bar labels: MFU against a matmul in the same precision")
+    style.legend_below(fig)
     return fig
