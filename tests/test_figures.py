@@ -54,6 +54,7 @@ def quick_inputs(figure_id: str, tokens: Path) -> dict:
         "score_runaway": {variant: runs(e) for variant, e in SCORE_RUNAWAY.runs().items()},
         "score_variance": {"pairs": MEASURE / "score_variance/pairs.csv", "meta": MEASURE / "score_variance/meta.json"},
         "softmax_saturation": random_rows,
+        "throughput": {"throughput": MEASURE / "throughput/throughput.json"},
         "winograd_adjectives": probes,
         "winograd_attention": probes,
     }[figure_id]

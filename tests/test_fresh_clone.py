@@ -15,7 +15,7 @@ import pytest
 pytestmark = pytest.mark.slow  # Snakemake dry runs in a copy of the repository
 
 REPO = Path(__file__).resolve().parents[1]
-PUBLISHED = ["quick"]  # profiles whose results/ and figures/ are committed in full
+PUBLISHED = ["quick", "full"]  # profiles whose results/ and figures/ are committed in full
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +58,7 @@ def test_one_override_plans_its_run_and_what_reads_it(clone):
     jobs, out = dry_run(clone, "--config", "profile=quick", "override=ladder/average: train.lr=3e-3")
     assert jobs == {"corpus": 1, "tokenizer": 1, "tokens": 1, "train": 1,  # the run, and the cache it reads
                     "table_average_ladder": 1, "table_ladder": 1, "figure_average_ladder": 1, "figure_ladder": 1,
+                    "table_pipeline_time": 1,  # it reads every run's clock
                     "claims": 1, "report": 1, "all": 1}, out[-3000:]
     assert "train.lr=3e-3" in out and "wildcards: run=ladder/average, seed=0" in out
 
@@ -99,7 +100,7 @@ def test_a_row_is_one_config_and_one_declared_line(clone):
     assert not {j for j in jobs if j.startswith(("table_", "figure_"))} - {
         f"{kind}_{t}" for kind in ("table", "figure") for t in ("average_ladder", "ladder", "depth_overfit",
         "shuffle_test", "average_equivalence", "averaging_matrix", "attention_equivalence", "param_breakdown",
-        "gpt2_params")}, "only the ladder family's tables and figures are rebuilt"
+        "gpt2_params", "pipeline_time")}, "only the ladder family's tables and figures are rebuilt"
     assert dry_run(clone, "--config", "profile=quick")[0] == {}
 
 

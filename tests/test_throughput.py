@@ -8,6 +8,8 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from attnlab import plots
+from attnlab.claims import CLAIMS_FILE
 from attnlab.compare import is_timing
 from attnlab.config import ConfigError, compose, model_config
 from attnlab.data import write_json
@@ -70,7 +72,9 @@ def test_measurement_writes_every_row_and_the_table_and_figure_read_it(tmp_path)
                                                          "threads", "mflop_per_token", "runs", "steps", "device", "torch"]
     csv = tmp_path / "throughput.csv"
     df.to_csv(csv, index=False)
-    FIGURES["throughput"]({"table": [str(csv)], "throughput": [str(measured)]})
+    inputs = {"table": [str(csv)], "claims": [str(CLAIMS_FILE)], "throughput": [str(measured)]}
+    fig = FIGURES["throughput"](inputs, plots.context("throughput", inputs, "smoke"))
+    assert any(t.get_text().startswith("The project's model") for t in fig.texts)
 
 
 @pytest.mark.slow
