@@ -261,7 +261,7 @@ def test_smoke_tables_are_the_same_twice(tmp_path):
 @pytest.mark.skipif(os.environ.get("ATTNLAB_SLURM") != "1",
                     reason="set ATTNLAB_SLURM=1 to run: needs root, installs slurm-wlm and munge, 3-8 min")
 def test_smoke_dag_through_slurm():
-    """.ci/slurm.sh: a single-node SLURM here, the smoke DAG through --executor slurm, same tables."""
+    """.ci/slurm.sh: a single-node SLURM here, a slice of the smoke DAG through --executor slurm, same tables."""
     result = subprocess.run(["bash", str(ROOT / ".ci/slurm.sh")], env={**environ(), "VENV": str(Path(sys.executable).parents[1])},
                             capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
