@@ -276,7 +276,7 @@ def write_smoke_tables(folder: Path) -> list[Path]:
 def test_check_cli_writes_a_labelled_ledger_of_every_claim(tmp_path, capsys):
     out = tmp_path / "out"
     C.main(["check", "--profile", "smoke", "--csv", str(out / "claims.csv"), "--md", str(out / "claims.md"),
-            "--html", str(out / "claims.html"), *map(str, write_smoke_tables(tmp_path))])
+            *map(str, write_smoke_tables(tmp_path))])
     df = pd.read_csv(out / "claims.csv")
     ids = [c["id"] for c in yaml.safe_load(C.CLAIMS_FILE.read_text())["claims"]]
     assert df["id"].tolist() == ids and set(df["verdict"]) <= set(C.VERDICTS)
@@ -288,7 +288,7 @@ def test_check_cli_writes_a_labelled_ledger_of_every_claim(tmp_path, capsys):
     summary = capsys.readouterr().out.strip()
     assert "profile smoke" in summary and "not expected to match" in summary and f"{len(ids)} —" in summary
     assert all(f"{verdict}" in summary for verdict in C.VERDICTS)  # INCONCLUSIVE counted apart, even at 0
-    assert summary in (out / "claims.md").read_text() and "<table>" in (out / "claims.html").read_text()
+    assert summary in (out / "claims.md").read_text()
 
 
 def test_readme_section_is_spliced_between_markers_and_refused_without_them(tmp_path):
@@ -321,10 +321,9 @@ def test_python_m_attnlab_claims_runs_the_same_command_line(tmp_path):
     import sys
     tables = write_smoke_tables(tmp_path)
     cmd = [sys.executable, "-m", "attnlab.claims", "check", "--claims", "configs/claims.yaml", "--profile", "smoke",
-           "--seeds", "1", "--csv", str(tmp_path / "c.csv"), "--md", str(tmp_path / "c.md"),
-           "--html", str(tmp_path / "c.html"), *map(str, tables)]
+           "--seeds", "1", "--csv", str(tmp_path / "c.csv"), "--md", str(tmp_path / "c.md"), *map(str, tables)]
     done = subprocess.run(cmd, cwd=C.ROOT, capture_output=True, text=True, check=True)
-    assert done.stdout.startswith("claims (profile smoke, 1 seed;") and (tmp_path / "c.html").exists()
+    assert done.stdout.startswith("claims (profile smoke, 1 seed;") and (tmp_path / "c.md").exists()
 
 
 def snakemake(*args) -> str:

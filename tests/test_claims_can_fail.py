@@ -103,6 +103,11 @@ def number_case(table, where, column, false_value=times(1.05)) -> tuple[list, li
     return [Put(table, where, column, chapter)], [Put(table, where, column, false_value)]
 
 
+def share(table, model, value, column="accuracy"):
+    """A Winograd share (percent), the same for every seed."""
+    return Put(table, model, column, value, spread=0.0)
+
+
 def of(claim_id):
     return lambda c: c.chapter(claim_id)
 
@@ -277,27 +282,26 @@ CASES = {
         [Put("attention_scaling", {"path": "explicit", "tokens": n}, "ms_projections", n * n / 1e5) for n in EXPLICIT_ROWS]),
     "attention_scaling.matrix_mb": ([Put("attention_scaling", {"path": "explicit", "tokens": 128}, "matrix_mb", 0.5)],
                                     [Put("attention_scaling", {"path": "explicit", "tokens": 16384}, "matrix_mb", 4096.0)]),
-    "winograd_category.average": ([Put("winograd_category", AVERAGE, "accuracy", chapter, spread=0.0)],
-                                  [Put("winograd_category", AVERAGE, "accuracy", 75.0, spread=0.0)]),
-    "winograd_category.block": ([Put("winograd_category", BLOCK, "accuracy", chapter, spread=0.0)],
-                                [Put("winograd_category", BLOCK, "accuracy", 50.0, spread=0.0)]),
+    "winograd_category.average": ([share("winograd_category", AVERAGE, chapter)],
+                                  [share("winograd_category", AVERAGE, 75.0)]),
+    "winograd_category.block": ([share("winograd_category", BLOCK, chapter)],
+                                [share("winograd_category", BLOCK, 50.0)]),
     "winograd_category.bag_of_words_wins": (
-        [Put("winograd_category", AVERAGE, "accuracy", of("winograd_category.average"), spread=0.0),
-         Put("winograd_category", BLOCK, "accuracy", of("winograd_category.block"), spread=0.0)],
-        [Put("winograd_category", AVERAGE, "accuracy", 80.0, spread=0.0),
-         Put("winograd_category", BLOCK, "accuracy", 80.0, spread=0.0)]),  # a tie
-    "winograd_role.average": ([Put("winograd_role", AVERAGE, "accuracy", chapter, spread=0.0)],
-                              [Put("winograd_role", AVERAGE, "accuracy", 60.0, spread=0.0)]),  # above chance
-    "winograd_role.average_wrong_noun": ([Put("winograd_role", AVERAGE, "wrong_noun", chapter, spread=0.0)],
-                                         [Put("winograd_role", AVERAGE, "wrong_noun", 20.0, spread=0.0)]),
-    "winograd_role.block": ([Put("winograd_role", BLOCK, "accuracy", chapter, spread=0.0)],
-                            [Put("winograd_role", BLOCK, "accuracy", 60.0, spread=0.0)]),
+        [share("winograd_category", AVERAGE, of("winograd_category.average")),
+         share("winograd_category", BLOCK, of("winograd_category.block"))],
+        [share("winograd_category", AVERAGE, 80.0),
+         share("winograd_category", BLOCK, 80.0)]),  # a tie
+    "winograd_role.average": ([share("winograd_role", AVERAGE, chapter)],
+                              [share("winograd_role", AVERAGE, 60.0)]),  # above chance
+    "winograd_role.average_wrong_noun": ([share("winograd_role", AVERAGE, chapter, "wrong_noun")],
+                                         [share("winograd_role", AVERAGE, 20.0, "wrong_noun")]),
+    "winograd_role.block": ([share("winograd_role", BLOCK, chapter)], [share("winograd_role", BLOCK, 60.0)]),
     "winograd_role.two_blocks": (
-        [Put("winograd_role", AVERAGE, "accuracy", of("winograd_role.average"), spread=0.0),
-         Put("winograd_role", BLOCK, "accuracy", of("winograd_role.block"), spread=0.0),
-         Put("winograd_role", TWO_BLOCKS, "accuracy", chapter, spread=0.0)],
-        [Put("winograd_role", BLOCK, "accuracy", 95.0, spread=0.0),
-         Put("winograd_role", TWO_BLOCKS, "accuracy", 90.0, spread=0.0)]),  # depth hurts
+        [share("winograd_role", AVERAGE, of("winograd_role.average")),
+         share("winograd_role", BLOCK, of("winograd_role.block")),
+         share("winograd_role", TWO_BLOCKS, chapter)],
+        [share("winograd_role", BLOCK, 95.0),
+         share("winograd_role", TWO_BLOCKS, 90.0)]),  # depth hurts
     "winograd_attention.block1_same": (  # both sentences get the tired row, with a small spread
         [Put("winograd_attention", {"block": 1}, col,
              (lambda col: lambda c: c.cell("winograd_attention", {"adjective": "tired", "block": 1}, col))(col), spread=0.001)

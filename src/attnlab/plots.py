@@ -27,16 +27,10 @@ from attnlab import style  # noqa: E402
 from attnlab.claims import Missing, load_claims  # noqa: E402
 from attnlab.claims.evaluate import select  # noqa: E402
 from attnlab.claims.rules import is_number  # noqa: E402
-from attnlab.tables import load_families, parse_named  # noqa: E402
+from attnlab.tables import load_families, parse_named, registry  # noqa: E402
 
 BUILDERS = {}
-
-
-def figure(figure_id: str):
-    def register(fn):
-        BUILDERS[figure_id] = fn
-        return fn
-    return register
+figure = registry(BUILDERS)
 
 
 def curve_of(metrics_paths: list[str]) -> pd.DataFrame:

@@ -125,8 +125,10 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         if t in figures:
             parts.append(figure_html(figures[t], t))
         parts.append("</section>")
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
+    parts.append("</body></html>")
+    # one line: line breaks mean nothing to HTML here (no <pre>), and a page of embedded figures is
+    # for browsers; so no run of lines repeats between profiles' reports or within one
+    return re.sub(r"\s*\n\s*", " ", "".join(parts)) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -21,14 +21,18 @@ import pandas as pd
 
 from attnlab.data import atomic_path
 
+def registry(builders: dict):
+    """A decorator that files a builder in `builders` under its id: @table("ladder"), @figure("ladder")."""
+    def under(builder_id: str):
+        def register(fn):
+            builders[builder_id] = fn
+            return fn
+        return register
+    return under
+
+
 BUILDERS = {}
-
-
-def table(table_id: str):
-    def register(fn):
-        BUILDERS[table_id] = fn
-        return fn
-    return register
+table = registry(BUILDERS)
 
 
 def load_families() -> None:

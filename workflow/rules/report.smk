@@ -6,7 +6,7 @@
 # snakemake --report results/<p>/snakemake_report.html --config profile=<p>.
 
 CLAIMS_CODE = module_code("attnlab.claims.__main__", files=(CLAIMS_FILE,))
-CLAIMS = [f"{RESULTS}/claims.csv", f"{RESULTS}/claims.md", f"{RESULTS}/claims.html"]
+CLAIMS = [f"{RESULTS}/claims.csv", f"{RESULTS}/claims.md"]
 
 
 def table_csvs() -> list[str]:
@@ -37,14 +37,13 @@ rule claims:
     output:
         csv=CLAIMS[0],
         md=CLAIMS[1],
-        html=report(CLAIMS[2], caption="../report/claims.rst", category="Claims ledger"),
         stamp=f"{STAMPS}/claims.key",
     params: seeds=len(SEEDS), key=lambda w: claims_step().key, tables=lambda w: " ".join(table_csvs())
     resources: mem_mb=1000, runtime=5
     log: f"{RESULTS}/logs/claims.log"
     shell:
         write_stamp("{PYTHON} -m attnlab.claims check --claims " + CLAIMS_FILE + " --profile {PROFILE} --seeds {params.seeds}"
-                    " --csv {output.csv} --md {output.md} --html {output.html} {params.tables}")
+                    " --csv {output.csv} --md {output.md} {params.tables}")
 
 
 ALL_TARGETS += CLAIMS
@@ -64,7 +63,9 @@ def report_step() -> Step:
 rule report:
     input:
         unpack(lambda w: step_inputs(report_step()))
-    output: html=f"{RESULTS}/report.html", stamp=f"{STAMPS}/report.key"
+    output:
+        html=report(f"{RESULTS}/report.html", caption="../report/claims.rst", category="Claims ledger"),
+        stamp=f"{STAMPS}/report.key",
     params:
         key=lambda w: report_step().key,
         args=lambda w: named_args({k: v for k, v in report_step().inputs.items() if k != "ledger"}),

@@ -1,7 +1,7 @@
 """The claims ledger: every figure the chapter prints, judged against the tables this pipeline wrote.
 
     python -m attnlab.claims check --profile P --seeds N --csv claims.csv --md claims.md \\
-        --html claims.html results/P/tables/<id>.csv ...
+        results/P/tables/<id>.csv ...
     python -m attnlab.claims readme --ledger results/full/claims.csv --readme README.md \\
         --out section.md [table=results/full/tables/<id>.md ...] [figure=figures/full/<id>.png ...]
 

@@ -23,7 +23,6 @@ def main(argv: list[str] | None = None) -> None:
     check.add_argument("--seeds", type=int, default=1)
     check.add_argument("--csv", required=True)
     check.add_argument("--md", required=True)
-    check.add_argument("--html")
     check.add_argument("tables", nargs="*", help="table CSVs, <id>.csv")
     readme = sub.add_parser("readme", help="write the README's Results section from a ledger")
     readme.add_argument("--ledger", required=True, help="claims.csv (of the full profile)")
@@ -35,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if args.command == "check":
             df = ledger(load_claims(args.claims), load_tables(args.tables), args.profile, args.seeds)
-            write_ledger(df, args.csv, args.md, args.html)
+            write_ledger(df, args.csv, args.md)
         else:
             df = write_readme_section(Path(args.ledger), Path(args.readme), args.links, args.out)
         print(summary_line(df))

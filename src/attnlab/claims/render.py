@@ -1,9 +1,8 @@
-"""The ledger for people: numbers and rules as text, the summary line, Markdown and HTML, and the
-README's Results section."""
+"""The ledger for people: numbers and rules as text, the summary line, Markdown, and the README's
+Results section (the HTML ledger is the reader's report's first section: attnlab.report)."""
 
 from __future__ import annotations
 
-import html
 import math
 import os
 from pathlib import Path
@@ -16,8 +15,6 @@ from attnlab.data import atomic_path
 
 README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
 LEDGER_COLUMNS = ["id", "table", "statement", "chapter", "reproduced", "rule", "verdict", "margin", "note"]
-VERDICT_COLOURS = {"MATCH": "#d8f0d8", "CONCLUSION HOLDS": "#eef5c8", "INCONCLUSIVE": "#fbe7c6",
-                   "CONTRADICTED": "#f6d0d0", "MISSING": "#e4e4e4"}
 
 
 # ---------------------------------------------------------------- numbers and rules as text
@@ -129,37 +126,11 @@ def ledger_markdown(df: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def ledger_html(df: pd.DataFrame) -> str:
-    """A self-contained page (no scripts, no external files) for the Snakemake report."""
-    profile = df["profile"].iloc[0]
-    head = "".join(f"<th>{c}</th>" for c in LEDGER_COLUMNS)
-    body = "\n".join(
-        f"<tr style='background:{VERDICT_COLOURS[r.verdict]}'>"
-        + "".join(f"<td>{html.escape(str(getattr(r, c)))}</td>" for c in LEDGER_COLUMNS) + "</tr>"
-        for r in df.itertuples())
-    warning = (f"<p class=warn>Profile <b>{html.escape(profile)}</b> {LOOSE_WARNING}</p>"
-               if is_judged_loosely(profile) else "")
-    return f"""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>Claims ledger ({html.escape(profile)})</title>
-<style>body{{font-family:sans-serif;font-size:13px;margin:1em}} table{{border-collapse:collapse}}
-td,th{{border:1px solid #bbb;padding:3px 6px;vertical-align:top}} th{{background:#f0f0f0}}
-.warn{{background:#fff3cd;padding:6px}}</style></head><body>
-<h2>Claims ledger — profile {html.escape(profile)}</h2>
-{warning}<p><b>{html.escape(summary_line(df))}</b></p>
-<table><tr>{head}</tr>
-{body}
-</table></body></html>
-"""
-
-
-def write_ledger(df: pd.DataFrame, csv_path, md_path, html_path=None) -> None:
+def write_ledger(df: pd.DataFrame, csv_path, md_path) -> None:
     with atomic_path(Path(csv_path)) as tmp:
         df.to_csv(tmp, index=False)
     with atomic_path(Path(md_path)) as tmp:
         tmp.write_text(ledger_markdown(df), encoding="utf-8")
-    if html_path:
-        with atomic_path(Path(html_path)) as tmp:
-            tmp.write_text(ledger_html(df), encoding="utf-8")
 
 
 # ---------------------------------------------------------------- README results section

@@ -3,6 +3,8 @@ rows of its trained tables, declared once here and read by its workflow/rules/<f
 
 from dataclasses import dataclass
 
+from attnlab.runs import load_runs
+
 
 @dataclass(frozen=True)
 class Row:
@@ -22,3 +24,9 @@ def runs_of(rows) -> dict[str, str]:
 def present(rows, inputs) -> list:
     """The declared rows that the inputs name, in the declaration's order."""
     return [row for row in rows if row.name in inputs]
+
+
+def trained_rows(rows, inputs):
+    """(row, its seeds' metrics.json paths, their metrics) for each declared row the inputs name."""
+    for row in present(rows, inputs):
+        yield row, inputs[row.name], load_runs(inputs[row.name])

@@ -1,6 +1,7 @@
 """The ladder family: from the plain average to the transformer block."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -8,19 +9,13 @@ import numpy as np
 import pandas as pd
 
 from attnlab import style
-from attnlab.families import Row, present
+from attnlab.families import Row, present, trained_rows
 from attnlab.plots import curve_of, figure
-from attnlab.runs import load_runs, run_config
+from attnlab.runs import run_config
 from attnlab.tables import run_columns, table
 
 # The rows of each table, in order: row name, the experiment that trains it, its label.
 # Adding a row: its experiment config + one line here (README: "Add a row").
-AVERAGE_LADDER = (
-    Row("no_context", "ladder/no_context", "no context: embedding → linear"),
-    Row("average", "ladder/average", "uniform causal average, replacing the token"),
-    Row("positions", "ladder/average_positions", "average + learned positions"),
-    Row("residual", "ladder/average_residual", "average added to the token (residual)"),
-)
 LADDER = (
     Row("no_context", "ladder/no_context", "no context: embedding → linear"),
     Row("average", "ladder/average", "uniform causal average, replacing the token"),
@@ -34,12 +29,16 @@ LADDER = (
     Row("mlp", "ladder/mlp", "+ feed-forward MLP"),
     Row("block", "ladder/block", "+ LayerNorm (pre-norm) = one block"),
 )
+# average_ladder: the ladder's first four rows, each label saying what it is without the rows above
+AVERAGE_LADDER = tuple(replace(row, label=label) for row, label in zip(LADDER, (
+    "no context: embedding → linear", "uniform causal average, replacing the token",
+    "average + learned positions", "average added to the token (residual)")))
 DEPTH_OVERFIT = (Row("one_block", "ladder/block"), Row("two_blocks", "depth/two_blocks"))
 
 
 def ladder_frame(inputs, rows) -> pd.DataFrame:
-    return pd.DataFrame([{"row": i, "model": row.label, **run_columns(load_runs(inputs[row.name]))}
-                         for i, row in enumerate(present(rows, inputs), start=1)])
+    return pd.DataFrame([{"row": i, "model": row.label, **run_columns(runs)}
+                         for i, (row, _, runs) in enumerate(trained_rows(rows, inputs), start=1)])
 
 
 @table("average_ladder")
@@ -115,10 +114,8 @@ def ladder_plot(inputs, context):
 @table("depth_overfit")
 def depth_overfit(inputs) -> pd.DataFrame:
     rows = []
-    for row in present(DEPTH_OVERFIT, inputs):
+    for row, paths, runs in trained_rows(DEPTH_OVERFIT, inputs):
         # the depth is read from the config the run trained under, not from the row's name
-        paths = inputs[row.name]
-        runs = load_runs(paths)
         rows.append({"blocks": run_config(paths[0])["model"]["n_blocks"], "experiment": runs[0]["experiment"],
                      **run_columns(runs)})
     return pd.DataFrame(rows)

@@ -9,7 +9,7 @@ import torch
 
 from attnlab import style
 from attnlab.data import load_tokens
-from attnlab.families import Row, present
+from attnlab.families import Row, trained_rows
 from attnlab.plots import curve_of, figure
 from attnlab.runs import load_runs, run_config
 from attnlab.tables import run_columns, seed_columns, table
@@ -90,11 +90,9 @@ NORM_WARMUP = (
 @table("norm_warmup")
 def norm_warmup(inputs) -> pd.DataFrame:
     rows = []
-    for name in (row.name for row in present(NORM_WARMUP, inputs)):
-        paths = inputs[name]
-        runs = load_runs(paths)
+    for row, paths, runs in trained_rows(NORM_WARMUP, inputs):
         final = [math.nan if r["final_loss"] is None else r["final_loss"] for r in runs]
-        rows.append({"run": name, **run_settings(paths[0]), **run_columns(runs),
+        rows.append({"run": row.name, **run_settings(paths[0]), **run_columns(runs),
                      **seed_columns("final_train_loss", final), "outcome": outcome(runs)})
     return pd.DataFrame(rows)
 

@@ -9,19 +9,19 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from attnlab import style
-from attnlab.families import Row, present
+from attnlab.families import Row, trained_rows
 from attnlab.plots import figure
-from attnlab.runs import load_runs, run_config
+from attnlab.runs import run_config
 from attnlab.tables import held_out, run_columns, seed_columns, table
 
 # The rows of position_extrapolation: trained at 64 tokens, evaluated at every train.eval_lengths window.
-SCHEMES = (
-    Row("learned", "position/learned", "learned absolute (table of 256)"),
-    Row("sinusoidal", "position/sinusoidal", "sinusoidal, added"),
-    Row("rope", "position/rope", "RoPE (rotate q, k)"),
-    Row("alibi", "position/alibi", "ALiBi (distance penalty)"),
-    Row("none", "position/none", "none (causal mask only)"),
-)
+SCHEMES = tuple(Row(scheme, f"position/{scheme}", label) for scheme, label in (
+    ("learned", "learned absolute (table of 256)"),
+    ("sinusoidal", "sinusoidal, added"),
+    ("rope", "RoPE (rotate q, k)"),
+    ("alibi", "ALiBi (distance penalty)"),
+    ("none", "none (causal mask only)"),
+))
 
 
 def window_columns(runs: list[dict]) -> dict:
@@ -35,9 +35,7 @@ def window_columns(runs: list[dict]) -> dict:
 @table("position_extrapolation")
 def position_extrapolation(inputs) -> pd.DataFrame:
     rows = []
-    for scheme in present(SCHEMES, inputs):
-        paths = inputs[scheme.name]
-        runs = load_runs(paths)
+    for scheme, paths, runs in trained_rows(SCHEMES, inputs):
         run = run_columns(runs)
         del run["held_out_ppl"]  # the run's own number is ppl_<training length>
         rows.append({"scheme": scheme.label, "trained_at": run_config(paths[0])["model"]["context"],

@@ -153,11 +153,19 @@ def softmax_saturation_figure(inputs, context):
 
 @dataclass(frozen=True)
 class ScaleRow:
-    """A scale_training row: the same model trained with and without the division."""
+    """A scale_training row: the same model trained with and without the division, by the
+    experiments scale/<name>_divided and scale/<name>_undivided (or another divided one)."""
 
     name: str
-    divided: str    # experiments
-    undivided: str
+    divided_experiment: str = ""
+
+    @property
+    def divided(self) -> str:
+        return self.divided_experiment or f"scale/{self.name}_divided"
+
+    @property
+    def undivided(self) -> str:
+        return f"scale/{self.name}_undivided"
 
     def runs(self) -> dict[str, str]:
         return dict(zip(VARIANTS, (self.divided, self.undivided)))
@@ -165,13 +173,8 @@ class ScaleRow:
 
 # The rows of scale_training; the d_k = 32 divided run is the ladder's full block. Its inputs are
 # named by experiment. score_runaway reads the d_k = 1024 pair, its inputs named by variant.
-SCALE_TRAINING = (
-    ScaleRow("shared_d32", "ladder/block", "scale/shared_d32_undivided"),
-    ScaleRow("shared_d128", "scale/shared_d128_divided", "scale/shared_d128_undivided"),
-    ScaleRow("short_d128", "scale/short_d128_divided", "scale/short_d128_undivided"),
-    ScaleRow("short_d256", "scale/short_d256_divided", "scale/short_d256_undivided"),
-    ScaleRow("short_d1024", "scale/short_d1024_divided", "scale/short_d1024_undivided"),
-)
+SCALE_TRAINING = (ScaleRow("shared_d32", divided_experiment="ladder/block"),
+                  *map(ScaleRow, ("shared_d128", "short_d128", "short_d256", "short_d1024")))
 SCORE_RUNAWAY = SCALE_TRAINING[-1]
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from attnlab import style
-from attnlab.families import Row, present
+from attnlab.families import Row, trained_rows
 from attnlab.plots import figure
 from attnlab.runs import load_runs
 from attnlab.tables import overridden, seed_columns, table
@@ -32,8 +32,7 @@ ROLE_NAMES = {"x": "crosser", "y": "crossed"}
 def accuracy_frame(inputs, version: str, outcomes: tuple[str, ...]) -> pd.DataFrame:
     """One row per model: held-out shares (percent, mean ± std over seeds), training accuracy, provenance."""
     rows = []
-    for model in present(VERSIONS[version], inputs):
-        runs = load_runs(inputs[model.name])
+    for model, _, runs in trained_rows(VERSIONS[version], inputs):
         row = {"model": model.label, **overridden(runs)}
         for outcome in outcomes:
             row.update(seed_columns(outcome, [r["held_out"][outcome] for r in runs]))
