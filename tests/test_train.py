@@ -124,3 +124,17 @@ def test_bf16_trains_records_its_precision_and_hashes_apart(smoke_data, tmp_path
     # autocast changes the arithmetic, not what is learned: the same seed ends close to float32
     assert bf16["final_loss"] != float32["final_loss"]
     assert bf16["final_loss"] == pytest.approx(float32["final_loss"], rel=0.05)
+
+
+def test_eval_cost_counts_the_evaluations_a_run_makes(smoke_data, tmp_path, capsys):
+    """attnlab.measure.eval_cost prices the evaluations train() makes: as many held-out evaluations as
+    the run's evals.csv has rows, and a share of the run's time between 0 and 1."""
+    from attnlab.measure import eval_cost
+    overrides = [o for o in smoke_data if o != "profile=smoke"] + [
+        "profile.budget=1.0", "train.steps=8", "train.eval_interval=3", "train.batch_size=8"]
+    train_module.train(compose(["experiment=ladder/block", "profile=smoke", *overrides]), tmp_path / "run")
+    measured = eval_cost.measure("ladder/block", "smoke", steps=2, repeats=2, overrides=overrides)
+    assert measured["evaluations"] == len(pd.read_csv(tmp_path / "run" / runs.EVALS))
+    assert 0 < measured["share"] < 1 and measured["step_s"] > 0 and measured["train_ppl_s"] > 0
+    eval_cost.main(["ladder/block", "--profile", "smoke", "--steps", "1", "--repeats", "1", *overrides])
+    assert "held-out evaluations" in capsys.readouterr().out
