@@ -3,6 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
+# Which torch build: the default index's (on Linux PyPI's is a CUDA build of several GB), or PyTorch's own:
+#   make reproduce TORCH_INDEX=https://download.pytorch.org/whl/cpu     CPU only (a few hundred MB)
+#   make reproduce TORCH_INDEX=https://download.pytorch.org/whl/cu128   for a CUDA 12.8 driver
+TORCH_INDEX ?=
+TORCH := $(shell grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')
 # Offline machines and CI: a local copy of the corpus (checksum-verified) instead of the download.
 SHARED_CORPUS := $(wildcard ../shared/data/tinyshakespeare/input.txt)
 ifneq ($(SHARED_CORPUS),)
@@ -14,7 +19,7 @@ endif
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# torch==2.13.0 is pinned in pyproject.toml: a CPU build here, never an unpinned CUDA download
+	$(if $(TORCH_INDEX),$(BIN)/pip install -q '$(TORCH)' --index-url $(TORCH_INDEX))
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
