@@ -138,3 +138,5 @@ def test_eval_cost_counts_the_evaluations_a_run_makes(smoke_data, tmp_path, caps
     assert 0 < measured["share"] < 1 and measured["step_s"] > 0 and measured["train_ppl_s"] > 0
     eval_cost.main(["ladder/block", "--profile", "smoke", "--steps", "1", "--repeats", "1", *overrides])
     assert "held-out evaluations" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="unknown experiment 'ladder/nope'"):
+        eval_cost.main(["ladder/nope", "--profile", "smoke", *overrides])

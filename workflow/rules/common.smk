@@ -87,9 +87,6 @@ def digest(*parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-# Every table and figure asks for the keys of the same few modules: each is computed once per
-# parse (parsing the source for imports each time made reading the Snakefile take half a minute).
-@functools.lru_cache(maxsize=None)
 def code_hash(*patterns: str) -> str:
     """Content hash of files (globs relative to the repository)."""
     h = hashlib.sha256()
@@ -98,6 +95,8 @@ def code_hash(*patterns: str) -> str:
     return h.hexdigest()[:16]
 
 
+# Every table and figure asks for the keys of the same few modules: each is computed once per
+# parse (parsing the source for imports each time made reading the Snakefile take half a minute).
 @functools.lru_cache(maxsize=None)
 def module_code(*modules: str, files: tuple = ()) -> str:
     """code_hash of the source the modules run (attnlab.config.source_files) and of other files they read."""

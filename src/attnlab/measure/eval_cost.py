@@ -3,9 +3,9 @@
     python -m attnlab.measure.eval_cost ladder/block norm/pre_warmup --profile full [hydra overrides, e.g. train.precision=bf16]
 
 For each experiment: the model and data exactly as `attnlab.train` builds them (the profile's
-token cache, built by the pipeline or here), then `repeats`
-rounds of `steps` timed training steps followed by one timed held-out evaluation (interleaved, so
-a busy machine slows both alike), and one timed train-split perplexity. The run's evaluations are
+token cache, built by the pipeline or here), then `repeats` rounds of `steps` timed training steps
+(throughput's `training_step`) followed by one timed held-out evaluation (interleaved, so a busy
+machine slows both alike), and one timed train-split perplexity. The run's evaluations are
 its held-out evaluation at step 0, every `train.eval_interval` and at the end, plus the train
 perplexity where `train.eval_train` is on; their share is of training steps + evaluations. Timing
 only: nothing here is a result of the chapter's, so it is not part of the DAG.
@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 
 import torch
 
-from attnlab.config import compose, model_config, scaled
-from attnlab.model import LanguageModel, autocast
+from attnlab import data
+from attnlab.config import ConfigError, compose, model_config, scaled
+from attnlab.measure.throughput import training_step
+from attnlab.model import LanguageModel
 from attnlab.train import Corpus
 
 
@@ -37,11 +40,7 @@ def measure(experiment: str, profile: str, steps: int, repeats: int, overrides: 
         for _ in range(steps):
             x, y = task.batch(batches)
             tick = time.perf_counter()
-            with autocast(t.precision, cpu.type):
-                _, loss, _ = model(x, y)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
+            training_step(model, optimizer, lambda: model(x, y)[1], t.precision, cpu.type)
             step_s.append(time.perf_counter() - tick)
         tick = time.perf_counter()
         task.evaluate(model, cpu)
@@ -56,18 +55,16 @@ def measure(experiment: str, profile: str, steps: int, repeats: int, overrides: 
     evaluations = len(range(0, run_steps, every)) + 1  # step 0, every interval, the end
     step = statistics.median(step_s[1:] or step_s)  # the first step warms up
     held_out = statistics.median(eval_s)
-    evaluating = evaluations * held_out + train_ppl_s
-    total = run_steps * step + evaluating
+    evaluating_s = evaluations * held_out + train_ppl_s
     return {"experiment": experiment, "profile": profile, "steps": run_steps, "step_s": step,
             "evaluations": evaluations, "held_out_s": held_out, "train_ppl_s": train_ppl_s,
-            "share": evaluating / total}
+            "evaluating_s": evaluating_s, "share": evaluating_s / (run_steps * step + evaluating_s)}
 
 
 def describe(m: dict) -> str:
-    evaluating = m["evaluations"] * m["held_out_s"] + m["train_ppl_s"]
     return (f"{m['experiment']} ({m['profile']}): {m['steps']} steps × {m['step_s'] * 1e3:.0f} ms; "
             f"{m['evaluations']} held-out evaluations × {m['held_out_s']:.2f} s + train perplexity "
-            f"{m['train_ppl_s']:.1f} s = {evaluating:.0f} s, {100 * m['share']:.1f} % of the run")
+            f"{m['train_ppl_s']:.1f} s = {m['evaluating_s']:.0f} s, {100 * m['share']:.1f} % of the run")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -80,8 +77,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_intermixed_args(argv)
     torch.set_num_threads(args.threads)
     overrides = [a for a in args.args if "=" in a]
-    for experiment in (a for a in args.args if "=" not in a):
-        print(describe(measure(experiment, args.profile, args.steps, args.repeats, overrides)), flush=True)
+    try:
+        for experiment in (a for a in args.args if "=" not in a):
+            print(describe(measure(experiment, args.profile, args.steps, args.repeats, overrides)), flush=True)
+    except (ConfigError, data.DataError) as e:
+        sys.exit(f"error: {e}")
 
 
 if __name__ == "__main__":
