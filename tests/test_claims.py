@@ -1,10 +1,12 @@
-"""The claims ledger: each check kind passes and fails, how seeds' spreads make a verdict (never a pass),
+"""The claims ledger: each check kind passes and fails, how seeds make a verdict (the mean's interval, paired
+differences, the share of seeds for an outcome per seed),
 coverage of the spec, the CLI and the README splice. Every claim of configs/claims.yaml against a table
 where the chapter's point holds and one where it fails: test_claims_can_fail.py."""
 
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -31,11 +33,6 @@ def verdict(c, tables=None):
 
 def ppl(row):
     return {"column": "held_out_ppl", "where": {"row": row}}
-
-
-def with_spread(std):
-    """LADDER with every held-out perplexity carrying the same seeds' spread."""
-    return {"t": LADDER.assign(held_out_ppl_std=std)}
 
 
 # ---------------------------------------------------------------- each check kind passes and fails
@@ -102,53 +99,102 @@ def test_factor_above_below_between():
 def test_lead_is_the_margin_of_a_column_over_the_rest_of_its_row():
     weights = pd.DataFrame({"role": ["a", "a", "b"], "x": [0.7, 0.5, 0.1], "y": [0.2, 0.45, 0.8], "z": [0.1, 0.05, 0.1]})
     lead_x = {"lead": "x", "among": ["x", "y", "z"], "where": {"role": "a"}}
-    value, _ = C.evaluate(lead_x, {"t": weights}, "t")
-    assert value.tolist() == pytest.approx([0.5, 0.05])
+    value = C.evaluate(lead_x, {"t": weights}, "t")
+    assert value[:, 0].tolist() == pytest.approx([0.5, 0.05])
     assert verdict(claim({"kind": "above", "than": 0}, lead_x, "x largest"), {"t": weights}) == "MATCH"
     assert verdict(claim({"kind": "above", "than": 0.1}, lead_x, "x largest"), {"t": weights}) == "CONTRADICTED"
     lead_in_b = {**lead_x, "where": {"role": "b"}}  # y, not x, is the largest: the lead is negative
     assert verdict(claim({"kind": "above", "than": 0}, lead_in_b, "x largest"), {"t": weights}) == "CONTRADICTED"
 
 
-# ---------------------------------------------------------------- seeds: a spread never passes a check
+# ---------------------------------------------------------------- seeds: the mean's interval decides
 
-def test_a_spread_wider_than_the_tolerance_is_inconclusive_not_a_match():
+def seeded(df: pd.DataFrame, column: str, seeds_by_row) -> pd.DataFrame:
+    """df with `column` the mean of each row's seeds and `<column>_seeds` the seeds, as the tables write them."""
+    out = df.copy()
+    out[column] = [float(np.mean(v)) for v in seeds_by_row]
+    out[f"{column}_std"] = [float(np.std(v, ddof=1)) for v in seeds_by_row]
+    out[f"{column}_seeds"] = [";".join(repr(float(x)) for x in v) for v in seeds_by_row]
+    return out
+
+
+def spread_seeds(mean: float, sd: float, n: int) -> np.ndarray:
+    """n values with exactly this mean and sample sd."""
+    z = np.arange(n) - (n - 1) / 2
+    return mean + sd * z / z.std(ddof=1)
+
+
+def one_row(mean, sd, n, column="w"):
+    return {"t": seeded(pd.DataFrame({"k": [0]}), column, [spread_seeds(mean, sd, n)])}
+
+
+def test_the_mean_is_judged_by_its_interval_which_more_seeds_narrow():
+    rule = {"kind": "absolute", "tolerance": 0.5}
+    on_target = claim(rule, {"column": "w"}, chapter=38.0)
+    # 38.1 ± 0.4: three seeds' interval (±1.0) reaches past the tolerance; ten seeds' (±0.29) does not
+    three = C.judge(on_target, one_row(38.1, 0.4, 3))
+    assert three["verdict"] == "INCONCLUSIVE" and three["seeds"] == 3
+    assert "about 7 seeds would decide it" in three["note"]  # t(n−1)·0.4/√n < 0.4 from n = 7
+    assert C.judge(on_target, one_row(38.1, 0.4, 10))["verdict"] == "MATCH"
+    # an interval wholly outside the tolerance is a miss, however wide the spread
+    assert verdict(claim(rule, {"column": "w"}, chapter=36.0), one_row(38.1, 0.4, 3)) == "CONTRADICTED"
+
+
+def test_the_ledger_shows_the_interval_and_whether_the_chapters_run_is_a_plausible_draw():
     rule = {"kind": "absolute", "tolerance": 0.1}
-    # 0.647 ± 0.274 against 0.49 ± 0.1: 1.6 tolerances off, well inside the spread
-    weights = pd.DataFrame({"w": [0.647], "w_std": [0.274]})
-    row = C.judge(claim(rule, {"column": "w"}, chapter=0.49), {"t": weights})
-    assert row["verdict"] == "INCONCLUSIVE" and row["margin"] == "1.6 tol, 0.57 sd"
-    # dead on the chapter's value, but the seeds scatter more than the tolerance: still not a match
-    assert verdict(claim(rule, {"column": "w"}, chapter=0.647), {"t": weights}) == "INCONCLUSIVE"
-    # a miss by more than the spread beyond the tolerance is a miss, whatever the spread
-    assert verdict(claim(rule, {"column": "w"}, chapter=0.2), {"t": weights}) == "CONTRADICTED"
+    row = C.judge(claim(rule, {"column": "w"}, chapter=0.49), one_row(0.647, 0.274, 5))
+    # 95 % interval 0.647 ± 2.776 · 0.274 / √5; one more seed falls within ± 2.776 · 0.274 · √1.2
+    assert row["interval"] == "[0.3068, 0.9872]" and row["plausible_draw"] == "yes"
+    assert row["verdict"] == "INCONCLUSIVE" and row["reproduced"] == "0.647 ± 0.274"
+    far = C.judge(claim(rule, {"column": "w"}, chapter=0.2), one_row(0.9, 0.01, 5))
+    assert far["plausible_draw"] == "no" and far["verdict"] == "CONTRADICTED"
+    assert C.judge(claim(rule, {"column": "w"}, chapter=0.2), {"t": pd.DataFrame({"w": [0.2]})})["plausible_draw"] == ""
 
 
-def test_with_a_spread_within_the_tolerance_the_mean_decides():
-    rule = {"kind": "relative", "tolerance": 0.05}  # ±3 at 60
-    assert verdict(claim(rule, ppl(1), chapter=62.0), with_spread(2.0)) == "MATCH"
-    assert verdict(claim(rule, ppl(1), chapter=64.0), with_spread(2.0)) == "CONTRADICTED"  # 4 off, spread 2
+def test_one_sided_checks_use_the_interval_and_between_has_no_half_band_tolerance():
+    between = {"kind": "between", "low": 40, "high": 60}
+    # 59.08 ± 4.22 over 5 seeds against an edge at 60: two seeds of five above it — undecided, not a match
+    assert verdict(claim(between, {"column": "w"}, "40-60"), one_row(59.08, 4.22, 5)) == "INCONCLUSIVE"
+    assert verdict(claim(between, {"column": "w"}, "40-60"), one_row(50.0, 4.22, 5)) == "MATCH"
+    above = {"kind": "above", "than": 50}
+    assert verdict(claim(above, {"column": "w"}, ">"), one_row(51.0, 2.0, 3)) == "INCONCLUSIVE"
+    assert verdict(claim(above, {"column": "w"}, ">"), one_row(51.0, 2.0, 30)) == "MATCH"
+    assert verdict(claim(above, {"column": "w"}, ">"), one_row(45.0, 2.0, 3)) == "CONTRADICTED"
 
 
-def test_an_ordering_inside_the_spread_is_inconclusive_and_reversed_beyond_it_contradicted():
-    rises = {"kind": "increasing"}
-    assert verdict(claim(rises, {"values": [ppl(3), ppl(2)]}, "rises"), with_spread(2.0)) == "INCONCLUSIVE"  # +2
-    assert verdict(claim(rises, {"values": [ppl(2), ppl(3)]}, "rises"), with_spread(2.0)) == "INCONCLUSIVE"  # −2
-    assert verdict(claim(rises, {"values": [ppl(2), ppl(3)]}, "rises"), with_spread(1.0)) == "CONTRADICTED"
-    assert verdict(claim(rises, {"values": [ppl(3), ppl(2)]}, "rises"), with_spread(1.0)) == "MATCH"
+def test_differences_are_taken_seed_by_seed():
+    """Rows 2 and 3 scatter by ±3 over seeds, but every seed's row 3 is its row 2 minus 2.0 ± 0.1: paired,
+    the gain is decided; judged on the rows' spreads it would not be."""
+    shared = np.array([-3.0, 0.5, 2.5, -1.0, 1.0])
+    row2 = 240 + shared
+    row3 = row2 - 2.0 + np.array([0.1, -0.1, 0.05, -0.05, 0.0])
+    seeds = {"t": seeded(LADDER, "held_out_ppl", [[60.0] * 5, row2, row3, [61.0] * 5])}
+    gap = {"difference": [ppl(2), ppl(3)]}
+    assert C.evaluate(gap, seeds, "t") == pytest.approx(row2 - row3)
+    assert verdict(claim({"kind": "absolute", "tolerance": 0.5}, gap, chapter=2.14), seeds) == "MATCH"
+    # rows with fewer seeds pair on the seeds both have
+    fewer = {"t": seeded(LADDER, "held_out_ppl", [[60.0] * 5, row2, row3[:3], [61.0] * 5])}
+    assert C.evaluate(gap, fewer, "t") == pytest.approx((row2 - row3)[:3])
 
 
-def test_rows_from_the_same_seeds_are_not_treated_as_independent():
-    """A difference carries the larger spread of its rows (1.0), not their sum in quadrature (1.28)."""
-    gap = {"difference": [ppl(2), ppl(3)]}  # 2.0
-    seeds = {"t": LADDER.assign(held_out_ppl_std=[1.0, 1.0, 0.8, 1.0])}
-    assert C.evaluate(gap, seeds, "t")[1] == 1.0
-    # 1.2 short of the bound of 3.2: beyond a spread of 1.0 (a quadrature sum of 1.28 would excuse it)
-    assert verdict(claim({"kind": "above", "than": 3.2}, gap, ">"), seeds) == "CONTRADICTED"
+def test_an_outcome_that_splits_across_seeds_is_judged_on_its_share():
+    street_largest = {"lead": "street", "among": ["street", "adj"]}
+    rule = {"kind": "above", "than": 0.1}
+
+    def judged(street_by_seed):
+        adj = [0.3] * len(street_by_seed)
+        table = seeded(seeded(pd.DataFrame({"k": [0]}), "street", [street_by_seed]), "adj", [adj])
+        return C.judge(claim(rule, street_largest, "street largest"), {"t": table})
+
+    split = judged([0.9, 0.9, 0.9, 0.1, 0.1])  # the mean lead (0.28) clears 0.1, but 2 of 5 seeds do not
+    assert split["verdict"] == "INCONCLUSIVE" and split["seed_share"] == "3/5"
+    assert judged([0.9] * 5)["verdict"] == "MATCH" and judged([0.9] * 5)["seed_share"] == "5/5"
+    assert judged([0.1] * 5)["verdict"] == "CONTRADICTED"
+    assert judged([0.9] * 9 + [0.1])["verdict"] == "MATCH"  # 9 of 10: clearly most models
 
 
-def test_exact_checks_ignore_the_spread():
-    assert verdict(claim({"kind": "exact"}, ppl(1), chapter=61.0), with_spread(2.0)) == "CONTRADICTED"
+def test_exact_checks_ignore_the_seeds():
+    assert verdict(claim({"kind": "exact"}, {"column": "w"}, chapter=61.0), one_row(60.0, 2.0, 3)) == "CONTRADICTED"
 
 
 @pytest.mark.parametrize("rule, conclusion, expected", [
@@ -162,13 +208,21 @@ def test_verdict_of_every_rule_and_conclusion_status(rule, conclusion, expected)
     assert C.verdict(rule, conclusion) == expected
 
 
-def test_margins_read_in_tolerances_and_spreads_or_past_the_bound():
+def test_margins_read_in_tolerances_with_their_interval_or_past_the_bound():
     rule = {"kind": "relative", "tolerance": 0.01}
     assert C.judge(claim(rule, ppl(1), chapter=59.7), {"t": LADDER})["margin"] == "0.5 tol"  # 0.3 of 0.597
-    assert C.judge(claim(rule, ppl(1), chapter=59.7), with_spread(0.3))["margin"] == "0.5 tol, 1 sd"
-    above = C.judge(claim({"kind": "above", "than": 50}, ppl(1), ">"), with_spread(2.0))
-    assert above["margin"] == "clears by 10 (5 sd)"
+    assert C.judge(claim(rule, {"column": "w"}, chapter=59.7), one_row(60.0, 0.3, 3))["margin"] == "0.5 tol ± 1.2"
+    above = C.judge(claim({"kind": "above", "than": 50}, {"column": "w"}, ">"), one_row(60.0, 2.0, 3))
+    assert above["margin"] == "clears by 10 ± 4.968"
     assert C.judge(claim({"kind": "exact"}, ppl(1), chapter=61.0), {"t": LADDER})["margin"] == "off by 1"
+
+
+def test_a_text_cell_is_read_as_a_fact():
+    scaling = pd.DataFrame({"tokens": [8192, 16384], "status": ["ok", "out of memory (needs 18 GB)"]})
+    oom = {"values": [{"column": "status", "where": {"tokens": t}, "matches": "out of memory"} for t in (16384, 8192)]}
+    assert verdict(claim({"kind": "exact", "to": {"values": [1, 0]}}, oom, "oom"), {"t": scaling}) == "MATCH"
+    ran = {"t": scaling.assign(status=["ok", "ok"])}
+    assert verdict(claim({"kind": "exact", "to": {"values": [1, 0]}}, oom, "oom"), ran) == "CONTRADICTED"
 
 
 # ---------------------------------------------------------------- missing pieces
@@ -321,7 +375,7 @@ def test_python_m_attnlab_claims_runs_the_same_command_line(tmp_path):
     import sys
     tables = write_smoke_tables(tmp_path)
     cmd = [sys.executable, "-m", "attnlab.claims", "check", "--claims", "configs/claims.yaml", "--profile", "smoke",
-           "--seeds", "1", "--csv", str(tmp_path / "c.csv"), "--md", str(tmp_path / "c.md"), *map(str, tables)]
+           "--csv", str(tmp_path / "c.csv"), "--md", str(tmp_path / "c.md"), *map(str, tables)]
     done = subprocess.run(cmd, cwd=C.ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.startswith("claims (profile smoke, 1 seed;") and (tmp_path / "c.md").exists()
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab.claims.render import summary_line
+from attnlab.claims.render import seeds_text, summary_line
 from attnlab.data import atomic_path
 from attnlab.tables import for_people, parse_named
 
@@ -70,8 +70,8 @@ def caption_html(rst: str) -> str:
 
 
 def ledger_table(ledger: pd.DataFrame, columns: tuple[str, ...], link: bool) -> str:
-    widths = {"id": "17%", "statement": "33%", "chapter": "11%", "reproduced": "11%", "verdict": "11%",
-              "margin": "7%", "note": "10%"}
+    widths = {"id": "15%", "statement": "27%", "chapter": "9%", "reproduced": "10%", "interval": "9%",
+              "verdict": "10%", "margin": "7%", "note": "13%"}
     head = "".join(f'<th style="width:{widths.get(c, "auto")}">{c}</th>' for c in columns)
     rows = []
     for _, claim in ledger.iterrows():
@@ -101,17 +101,19 @@ def figure_html(png: Path, table_id: str) -> str:
 
 def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, captions: dict) -> str:
     ids = [t for t in ORDER if t in tables] + sorted(set(tables) - set(ORDER))
-    seeds = int(ledger["seeds"].iloc[0]) if len(ledger) else 0
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>attnlab: {profile} profile</title>"
              f"<style>{CSS}</style></head><body>",
              f"<h1>Does the chapter reproduce? attnlab, profile {esc(profile)}</h1>",
-             f'<p class="meta">{len(ids)} tables, {seeds} seed{"s" if seeds != 1 else ""} per trained row. '
+             f'<p class="meta">{len(ids)} tables, {esc(seeds_text(ledger))}. '
              "Every number comes from a run folder under <code>results/{p}/runs/</code> with its composed config, "
-             "seed and commit. Verdicts: MATCH = inside the tolerance; CONCLUSION HOLDS = the number misses, the "
-             "chapter's point holds; INCONCLUSIVE = the seeds' spread is wider than the tolerance; CONTRADICTED; "
-             "MISSING = not measured.</p>".replace("{p}", esc(profile)),
+             "seed and commit. A claim is judged on the mean over seeds and its 95 % interval (an outcome per "
+             "seed, such as which weight is largest, on the share of seeds in which it holds). Verdicts: "
+             "MATCH = the whole interval inside the tolerance; CONCLUSION HOLDS = the number misses, the "
+             "chapter's point holds; INCONCLUSIVE = the interval straddles an edge (the note says how many seeds "
+             "would decide); CONTRADICTED; MISSING = not measured.</p>".replace("{p}", esc(profile)),
              f'<section id="ledger"><h2>The verdict</h2><p><strong>{esc(summary_line(ledger))}</strong></p>',
-             ledger_table(ledger, ("id", "statement", "chapter", "reproduced", "verdict", "margin", "note"), link=True),
+             ledger_table(ledger, ("id", "statement", "chapter", "reproduced", "interval", "verdict", "margin", "note"),
+                          link=True),
              "</section>",
              "<nav><h2>Tables</h2><ol>" + "".join(f'<li><a href="#{t}">{t}</a></li>' for t in ids) + "</ol></nav>"]
     for t in ids:

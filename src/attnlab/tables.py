@@ -51,12 +51,27 @@ def held_out(metrics: dict, length: int | None = None) -> float:
 
 
 def seed_columns(name: str, values: list[float]) -> dict:
-    """`name` = mean over seeds; with several seeds also `name_std` (sample std)."""
+    """`name` = mean over seeds; with several seeds also `name_std` (sample std) and `name_seeds`, every
+    seed's value in seed order (';'-separated, exact), which the ledger pairs across rows."""
     arr = np.asarray(values, dtype=float)
     out = {name: float(arr.mean())}
     if len(arr) > 1:
         out[f"{name}_std"] = float(arr.std(ddof=1))
+        out[f"{name}{SEEDS_SUFFIX}"] = ";".join(repr(float(v)) for v in arr)
     return out
+
+
+SEEDS_SUFFIX = "_seeds"
+
+
+def is_seed_detail(column: str) -> bool:
+    """`<col>_std` and `<col>_seeds`: how a mean column spreads over seeds, not a column of its own."""
+    return column.endswith(("_std", SEEDS_SUFFIX))
+
+
+def per_seed(cell) -> list[float]:
+    """A `<col>_seeds` cell as floats (empty for a row with one seed)."""
+    return [float(v) for v in str(cell).split(";")] if isinstance(cell, str) and cell else []
 
 
 def overridden(runs: list[dict]) -> dict:
@@ -110,7 +125,7 @@ def for_people(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     `<col>_std` column exists, no empty columns; and the `name: value` settings every row shares."""
     shown, shared = pd.DataFrame(index=df.index), []
     for col in df.columns:
-        if col in CSV_ONLY or col.endswith("_std") and col[:-4] in df.columns:
+        if col in CSV_ONLY or is_seed_detail(col):
             continue
         cells = df[col].map(fmt)
         if f"{col}_std" in df.columns:  # rows without a spread (one seed, a fixed row) show the value alone

@@ -22,7 +22,8 @@ PYTHON = sys.executable  # the interpreter running Snakemake (the project's envi
 # --- the pipeline's options (--config name=value) ------------------------------------------------
 OPTIONS = {
     "profile": "which profile to build: full (default), quick, smoke",
-    "seeds": "seeds per trained table row (default: the profile's)",
+    "seeds": "seeds per trained table row (default: the profile's; rows given more by seeds_per_run keep theirs)",
+    "seeds_per_run": "{profile: {run: seeds}}: rows that train more seeds (configs/pipeline.yaml)",
     "train_threads": "torch threads per training job",
     "override": "'<scope>: <hydra override> ...' reruns the runs in scope with those overrides",
     "rerun": "'<scope> ...' reruns the runs in scope although nothing changed (e.g. after a code change)",
@@ -215,9 +216,21 @@ def train_step(run: str, seed: int) -> Step:
 RUN_FILES = ("metrics.json", "curve.csv", "evals.csv", "config.yaml")
 
 
+MORE_SEEDS = (config.get("seeds_per_run") or {}).get(PROFILE) or {}
+if not all(run in EXPERIMENTS and isinstance(n, int) and n >= 1 for run, n in MORE_SEEDS.items()):
+    raise WorkflowError(f"seeds_per_run.{PROFILE}={MORE_SEEDS!r}: expected {{experiment: whole number >= 1}}; "
+                        f"experiments: {EXPERIMENTS}")
+
+
+def seeds_of(run: str) -> list[int]:
+    """The seeds a run trains: the pipeline's count, or more where seeds_per_run says so (rows whose
+    claims need more seeds to be decided)."""
+    return list(range(max(len(SEEDS), MORE_SEEDS.get(run, 0))))
+
+
 def run_metrics(run: str) -> list[str]:
     """metrics.json of every seed of one experiment run (its curve.csv and evals.csv sit beside it)."""
-    return [train_step(run, seed).outputs[0] for seed in SEEDS]
+    return [train_step(run, seed).outputs[0] for seed in seeds_of(run)]
 
 
 # --- tables ---------------------------------------------------------------------------------------

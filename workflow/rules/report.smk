@@ -22,7 +22,7 @@ def results_links() -> dict:
 
 @functools.cache
 def claims_step() -> Step:
-    return register(Step("claims", digest(CLAIMS_CODE, len(SEEDS), table_csvs()), CLAIMS, {"tables": table_csvs()}))
+    return register(Step("claims", digest(CLAIMS_CODE, table_csvs()), CLAIMS, {"tables": table_csvs()}))
 
 
 @functools.cache
@@ -38,11 +38,11 @@ rule claims:
         csv=CLAIMS[0],
         md=CLAIMS[1],
         stamp=f"{STAMPS}/claims.key",
-    params: seeds=len(SEEDS), key=lambda w: claims_step().key, tables=lambda w: " ".join(table_csvs())
+    params: key=lambda w: claims_step().key, tables=lambda w: " ".join(table_csvs())
     resources: mem_mb=1000, runtime=5
     log: f"{RESULTS}/logs/claims.log"
     shell:
-        write_stamp("{PYTHON} -m attnlab.claims check --claims " + CLAIMS_FILE + " --profile {PROFILE} --seeds {params.seeds}"
+        write_stamp("{PYTHON} -m attnlab.claims check --claims " + CLAIMS_FILE + " --profile {PROFILE}"
                     " --csv {output.csv} --md {output.md} {params.tables}")
 
 

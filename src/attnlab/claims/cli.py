@@ -20,7 +20,6 @@ def main(argv: list[str] | None = None) -> None:
     check = sub.add_parser("check", help="judge every claim against the table CSVs")
     check.add_argument("--claims", default=str(CLAIMS_FILE))
     check.add_argument("--profile", required=True)
-    check.add_argument("--seeds", type=int, default=1)
     check.add_argument("--csv", required=True)
     check.add_argument("--md", required=True)
     check.add_argument("tables", nargs="*", help="table CSVs, <id>.csv")
@@ -33,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
-            df = ledger(load_claims(args.claims), load_tables(args.tables), args.profile, args.seeds)
+            df = ledger(load_claims(args.claims), load_tables(args.tables), args.profile)
             write_ledger(df, args.csv, args.md)
         else:
             df = write_readme_section(Path(args.ledger), Path(args.readme), args.links, args.out)

@@ -1,10 +1,9 @@
 """Reading a claim's value out of the tables, checking it, and the verdict.
 
-A value carries the spread its seeds give it (0 where the table has one seed). A cell's spread is its
-table's `<column>_std`. Rows read from the same seeds are paired, so the spread of their difference or
-ratio is neither the sum of theirs (as if independent) nor zero; a derived value carries the largest
-spread of its inputs — a scale that says when the seeds scatter more than a claim's margin, never a
-reason to pass.
+Every value is read per seed (`<col>_seeds`, in seed order; a cell without it is one value) and
+carries its seeds on a last axis, so differences, ratios, leads and reductions are computed seed by
+seed (rows trained from the same seeds are paired) and summarised only when a check decides:
+attnlab.claims.stats says how.
 """
 
 from __future__ import annotations
@@ -15,8 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from attnlab.claims import stats
 from attnlab.claims.render import describe_claim, show, show_chapter, show_number
 from attnlab.claims.rules import READ_OPERATORS, TARGET_CHECKS, ClaimsError, is_number
+from attnlab.tables import SEEDS_SUFFIX, per_seed
 
 
 class Missing(Exception):
@@ -25,7 +26,7 @@ class Missing(Exception):
 
 # ---------------------------------------------------------------- reading values out of tables
 
-def load_tables(paths: list[str | Path]) -> dict[str, pd.DataFrame]:
+def load_tables(paths) -> dict[str, pd.DataFrame]:
     """Table CSVs by id (the file's stem)."""
     return {Path(p).stem: pd.read_csv(p) for p in paths}
 
@@ -44,28 +45,37 @@ def select(df: pd.DataFrame, where: dict, table_id: str) -> pd.DataFrame:
     return df[mask]
 
 
-def numeric(frame: pd.DataFrame) -> np.ndarray:
-    """Cells as floats; text such as 'out of memory' becomes NaN."""
-    return frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-
-
 def require_columns(df: pd.DataFrame, cols: list[str], table_id: str) -> None:
     absent = [c for c in cols if c not in df.columns]
     if absent:
         raise Missing(f"{table_id}: no column {absent[0]!r} (has {list(df.columns)})")
 
 
-def read_cells(df: pd.DataFrame, rows: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(value, spread) matrices of rows x cols; the spread 0 where the table has no `<col>_std`."""
-    value = numeric(rows[cols])
-    std_cols = [f"{c}_std" for c in cols]
-    if not all(c in df.columns for c in std_cols):
-        return value, np.zeros_like(value)
-    return value, np.nan_to_num(numeric(rows[std_cols]))
+def align(*arrays: np.ndarray) -> list[np.ndarray]:
+    """Seed axes made compatible: values with several seeds keep the seeds they all have (seed k pairs
+    with seed k); a value without seeds (length 1) broadcasts."""
+    counts = [a.shape[-1] for a in arrays if a.shape[-1] > 1]
+    if not counts:
+        return list(arrays)
+    n = min(counts)
+    return [a[..., :n] if a.shape[-1] > 1 else a for a in arrays]
 
 
-def read(node: dict, tables: dict, table_id: str):
-    """A `column`, `columns` or `lead` read: (value, spread, x)."""
+def read_cells(df: pd.DataFrame, rows: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    """rows x cols x seeds. Text such as 'out of memory' is NaN."""
+    means = rows[cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    cells = [[[mean] for mean in row] for row in means]
+    for j, col in enumerate(cols):
+        if f"{col}{SEEDS_SUFFIX}" in df.columns:
+            for i, cell in enumerate(rows[f"{col}{SEEDS_SUFFIX}"]):
+                cells[i][j] = per_seed(cell) or cells[i][j]
+    counts = [len(c) for row in cells for c in row if len(c) > 1]
+    n = min(counts) if counts else 1
+    return np.array([[c[:n] if len(c) > 1 else c * n for c in row] for row in cells], dtype=float)
+
+
+def read(node: dict, tables: dict, table_id: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """A `column`, `columns` or `lead` read: (value with its seed axis, x)."""
     table_id = node.get("table", table_id)
     if table_id not in tables:
         raise Missing(f"table {table_id} not produced")
@@ -74,158 +84,192 @@ def read(node: dict, tables: dict, table_id: str):
     x = None
     if "x" in node:
         require_columns(df, [node["x"]], table_id)
-        x = numeric(rows[[node["x"]]])[:, 0]
+        x = pd.to_numeric(rows[node["x"]], errors="coerce").to_numpy(dtype=float)
     if "columns" in node:
         require_columns(df, node["columns"], table_id)
-        value, spread = read_cells(df, rows, node["columns"])
-        return value, spread, x
-    if "lead" in node:  # how far the lead column is ahead of the largest other cell of its row
+        value = read_cells(df, rows, node["columns"])
+    elif "lead" in node:  # per row and seed: the lead column minus the largest other cell of the row
         others = [c for c in node["among"] if c != node["lead"]]
         require_columns(df, [node["lead"], *others], table_id)
-        lead, lead_spread = read_cells(df, rows, [node["lead"]])
-        rest, rest_spread = read_cells(df, rows, others)
-        runner_up = np.argmax(rest, axis=1)
+        lead, rest = align(read_cells(df, rows, [node["lead"]]), read_cells(df, rows, others))
         value = lead[:, 0] - rest.max(axis=1)
-        spread = np.maximum(lead_spread[:, 0], rest_spread[np.arange(len(rows)), runner_up])
+    elif "matches" in node:  # a text cell as a fact: 1 where it contains the text, else 0
+        require_columns(df, [node["column"]], table_id)
+        value = rows[node["column"]].astype(str).str.contains(node["matches"], regex=False).to_numpy(float)[:, None]
     else:
         require_columns(df, [node["column"]], table_id)
-        value, spread = (a[:, 0] for a in read_cells(df, rows, [node["column"]]))
+        value = read_cells(df, rows, [node["column"]])[:, 0]
     if len(value) == 1 and "reduce" not in node:  # one row: a number, several: a list
-        value, spread = value[0], spread[0]
-    return np.asarray(value), np.asarray(spread), x
+        value = value[0]
+    return value, x
 
 
-def evaluate(node, tables: dict, table_id: str) -> tuple[np.ndarray, np.ndarray]:
-    """(value, spread) of an expression, as arrays (0-d for a number)."""
+def uses_lead(node) -> bool:
+    """Does an expression read a lead (an outcome per seed: which weight is the largest)?"""
+    if isinstance(node, dict):
+        return "lead" in node or any(uses_lead(child) for child in node.values())
+    return isinstance(node, list) and any(uses_lead(child) for child in node)
+
+
+def evaluate(node, tables: dict, table_id: str) -> np.ndarray:
+    """An expression's value per seed: shape (..., seeds); a number has one seed."""
     if is_number(node):
-        return np.asarray(float(node)), np.asarray(0.0)
+        return np.array([float(node)])
     x = None
     if any(op in node for op in READ_OPERATORS):
-        value, spread, x = read(node, tables, table_id)
+        value, x = read(node, tables, table_id)
     elif "values" in node:
-        parts = [evaluate(child, tables, table_id) for child in node["values"]]
-        value, spread = np.array([v for v, _ in parts], dtype=float), np.array([s for _, s in parts], dtype=float)
+        parts = align(*(evaluate(child, tables, table_id) for child in node["values"]))
+        value = np.stack(np.broadcast_arrays(*parts))
     else:
         op = "ratio" if "ratio" in node else "difference"
-        (a, sa), (b, sb) = (evaluate(child, tables, table_id) for child in node[op])
-        if np.shape(a) != np.shape(b) and np.ndim(a) and np.ndim(b):
-            raise ClaimsError(f"{op} of values with shapes {np.shape(a)} and {np.shape(b)}")
+        a, b = align(*(evaluate(child, tables, table_id) for child in node[op]))
+        if a.shape[:-1] != b.shape[:-1] and a.ndim > 1 and b.ndim > 1:
+            raise ClaimsError(f"{op} of values with shapes {a.shape[:-1]} and {b.shape[:-1]}")
         with np.errstate(divide="ignore", invalid="ignore"):
-            if op == "difference":
-                value, spread = a - b, np.maximum(sa, sb)
-            else:  # the larger relative spread
-                value = a / b
-                spread = np.abs(value) * np.maximum(np.nan_to_num(sa / np.abs(a)), np.nan_to_num(sb / np.abs(b)))
+            value = a - b if op == "difference" else a / b
     if "reduce" in node:
-        value, spread = reduce(node, np.ravel(value), np.ravel(np.broadcast_to(spread, np.shape(value))), x)
-    return value, spread
+        value = reduce(node, value.reshape(-1, value.shape[-1]), x)
+    return value
 
 
-def reduce(node: dict, value: np.ndarray, spread: np.ndarray, x) -> tuple[np.ndarray, np.ndarray]:
-    keep = np.isfinite(value) & (np.isfinite(x) & (x > 0) if x is not None else True)
-    value, spread = value[keep], spread[keep]
-    x = x[keep] if x is not None else None
+def reduce(node: dict, value: np.ndarray, x) -> np.ndarray:
+    """rows x seeds -> seeds: each seed reduced over the rows that hold a number in every seed."""
+    keep = np.isfinite(value).all(axis=1) & (np.isfinite(x) & (x > 0) if x is not None else True)
+    value, x = value[keep], (x[keep] if x is not None else None)
     if "last" in node:  # the last n rows that hold a number (e.g. before 'out of memory')
         n = int(node["last"])
-        value, spread, x = value[-n:], spread[-n:], (x[-n:] if x is not None else None)
+        value, x = value[-n:], (x[-n:] if x is not None else None)
     if len(value) == 0:
         raise Missing("no finite value to reduce")
     how = node["reduce"]
-    if how in ("max", "min", "first", "last"):
-        i = {"max": np.argmax(value), "min": np.argmin(value), "first": 0, "last": -1}[how]
-        return np.asarray(value[i]), np.asarray(spread[i])
-    if how == "mean":
-        return np.asarray(value.mean()), np.asarray(spread.max())
+    if how in ("max", "min", "mean"):
+        return getattr(value, how)(axis=0)
+    if how in ("first", "last"):
+        return value[0 if how == "first" else -1]
     if how == "range":
-        return np.asarray(value.max() - value.min()), np.asarray(max(spread[np.argmax(value)], spread[np.argmin(value)]))
+        return value.max(axis=0) - value.min(axis=0)
     if len(value) < 2 or np.any(value <= 0):
-        raise Missing(f"a log-log slope needs two or more positive values, got {value.tolist()}")
-    return np.asarray(np.polyfit(np.log(x), np.log(value), 1)[0]), np.asarray(0.0)  # a fit: no seeds' spread
+        raise Missing(f"a log-log slope needs two or more positive values, got {value.mean(axis=1).tolist()}")
+    return np.polyfit(np.log(x), np.log(value), 1)[0]  # one fit per seed
 
 
 # ---------------------------------------------------------------- checks
 
 @dataclass
 class Outcome:
-    status: str  # "pass", "fail" or "inconclusive"
-    margin: str  # how far the value is from the chapter (or past the bound), for the ledger
+    status: str                   # "pass", "fail" or "inconclusive"
+    margin: str                   # how far the value is from the chapter (or past the bound), for the ledger
+    share: str = ""               # "k/n": seeds in which the outcome holds, where the check is judged on them
+    to_decide: int | None = None  # seeds that would decide it, where it is inconclusive and some number would
 
 
-def element_status(margin: np.ndarray, tolerance: np.ndarray, spread: np.ndarray) -> np.ndarray:
-    """Per element: margin is the signed distance to the edge of the passing region (>= 0 inside),
-    tolerance the region's half-width (0 for a one-sided bound). A spread wider than the tolerance
-    that reaches across the edge leaves the data unable to tell a pass from a fail."""
-    unclear = (spread > tolerance) & (np.abs(margin) <= spread)
-    return np.where(unclear, "inconclusive", np.where(margin >= 0, "pass", "fail"))
-
-
-def overall(statuses: np.ndarray) -> str:
+def overall(statuses) -> str:
     """Every element must pass; one clear failure fails the whole."""
+    statuses = np.asarray(statuses)
     for status in ("fail", "inconclusive"):
         if np.any(statuses == status):
             return status
     return "pass"
 
 
-def in_spreads(distance: float, spread: float) -> str:
-    return f"{abs(distance) / spread:.2g} sd" if spread > 0 else ""
+def chapter_value(claim: dict) -> np.ndarray:
+    return np.asarray(claim["chapter"], dtype=float)[..., None]
 
 
-def run_check(check: dict, value, spread, claim: dict, tables: dict) -> Outcome:
-    value = np.asarray(value, dtype=float)
-    spread = np.broadcast_to(np.asarray(spread, dtype=float), value.shape)
-
+def run_check(check: dict, value: np.ndarray, claim: dict, tables: dict, by_share: bool = False) -> Outcome:
     def operand(key):
         return evaluate(check[key], tables, claim["table"])
 
-    if check["kind"] in TARGET_CHECKS:
-        target = operand("to") if "to" in check else (np.asarray(claim["chapter"], dtype=float), 0.0)
-        return target_check(check, value, spread, *target)
-    return bound_check(check, value, spread, operand)
-
-
-def target_check(check: dict, value, spread, target, target_spread) -> Outcome:
-    """exact / relative / absolute: the value against the chapter's number (or `to`)."""
-    if np.ndim(target) and np.shape(value) != np.shape(target):
-        return Outcome("fail", f"shape {np.shape(value)} vs the chapter's {np.shape(target)}")
-    if check["kind"] == "exact":  # analytic: no spread, only the chapter's printed precision
-        decimals = check.get("decimals")
-        a, b = (np.round(value, decimals), np.round(target, decimals)) if decimals is not None else (value, target)
-        gap = np.max(np.abs(a - b))
-        return Outcome("pass", "exact") if gap == 0 else Outcome("fail", f"off by {show_number(float(gap))}")
-    gap = np.abs(value - target)
-    tolerance = np.broadcast_to(check["tolerance"] * (np.abs(target) if check["kind"] == "relative" else 1.0), gap.shape)
-    spread = np.maximum(spread, target_spread)
-    statuses = element_status(tolerance - gap, tolerance, spread)
-    worst = np.unravel_index(np.argmax(gap / tolerance), gap.shape)
-    margin = [f"{gap[worst] / tolerance[worst]:.2g} tol", in_spreads(gap[worst], spread[worst])]
-    return Outcome(overall(statuses), ", ".join(filter(None, margin)))
-
-
-def bound_check(check: dict, value, spread, operand) -> Outcome:
-    """above / below / between / increasing / decreasing: how far the value clears its bound."""
     kind = check["kind"]
-    tolerance = 0.0  # a one-sided bound has no tolerance band
+    if kind in TARGET_CHECKS:
+        target = operand("to") if "to" in check else chapter_value(claim)
+        if target.ndim > 1 and value.shape[:-1] != target.shape[:-1]:
+            return Outcome("fail", f"shape {value.shape[:-1]} vs the chapter's {target.shape[:-1]}")
+        if kind == "exact":  # analytic: no seeds, only the chapter's printed precision
+            decimals = check.get("decimals")
+            a, b = value.mean(axis=-1), target.mean(axis=-1)
+            if decimals is not None:
+                a, b = np.round(a, decimals), np.round(b, decimals)
+            gap = np.max(np.abs(a - b))
+            return Outcome("pass", "exact") if gap == 0 else Outcome("fail", f"off by {show_number(float(gap))}")
+        value, target = align(value, target)
+        gap = value - target
+        tolerance = check["tolerance"] * (np.abs(target) if kind == "relative" else 1.0)
+        margins = [tolerance - gap, tolerance + gap]  # both >= 0: |gap| <= tolerance
+        text = gap_text(gap, np.broadcast_to(tolerance, gap.shape))
+    else:
+        margins = bound_margins(check, value, operand)
+        text = None
+    margins = np.broadcast_arrays(*align(*margins))
+    if by_share:
+        return share_outcome(margins)
+    return interval_outcome(margins, text)
+
+
+def bound_margins(check: dict, value: np.ndarray, operand) -> list[np.ndarray]:
+    """above / below / between / increasing / decreasing: how far the value clears its bound, per seed
+    (>= 0 passes)."""
+    kind = check["kind"]
     if kind == "between":
-        (low, low_spread), (high, high_spread) = operand("low"), operand("high")
-        margin, tolerance = np.minimum(value - low, high - value), (high - low) / 2
-        spread = np.maximum(spread, np.maximum(low_spread, high_spread))
-    elif kind in ("above", "below"):
-        (bound, bound_spread), factor = operand("than"), float(check.get("factor", 1.0))
-        margin = (value - factor * bound) if kind == "above" else (factor * bound - value)
-        spread = np.maximum(spread, factor * bound_spread)
-    else:  # increasing / decreasing: each step by at least `by`, a fraction of the value before it
-        if np.ndim(value) != 1 or len(value) < 2:
-            return Outcome("fail", f"{kind} needs a list of two or more values, got {np.ravel(value).tolist()}")
-        by, before, after = float(check.get("by", 0.0)), value[:-1], value[1:]
-        margin = after - before * (1 + by) if kind == "increasing" else before * (1 - by) - after
-        spread = np.maximum(spread[:-1], spread[1:])
-    margin, spread = np.broadcast_arrays(np.asarray(margin, dtype=float), spread)
-    statuses = element_status(margin, np.broadcast_to(tolerance, margin.shape), spread)
-    tightest = np.unravel_index(np.argmin(margin), margin.shape)
-    text = f"{'clears' if margin[tightest] >= 0 else 'misses'} by {show_number(abs(float(margin[tightest])))}"
-    sds = in_spreads(margin[tightest], spread[tightest])
-    return Outcome(overall(statuses), text + (f" ({sds})" if sds else ""))
+        low, high = operand("low"), operand("high")
+        return [value - low, high - value]
+    if kind in ("above", "below"):
+        bound = float(check.get("factor", 1.0)) * operand("than")
+        return [value - bound if kind == "above" else bound - value]
+    # increasing / decreasing: each step by at least `by`, a fraction of the value before it
+    if value.ndim != 2 or len(value) < 2:
+        raise ClaimsError(f"{kind} needs a list of two or more values, got shape {value.shape[:-1]}")
+    by, before, after = float(check.get("by", 0.0)), value[:-1], value[1:]
+    return [after - before * (1 + by) if kind == "increasing" else before * (1 - by) - after]
+
+
+def interval_outcome(margins: list[np.ndarray], text: str | None) -> Outcome:
+    """Each margin's mean with its 95 % interval decides, element by element."""
+    statuses, to_decide, tightest = [], [], None
+    for m in margins:
+        mean, low, high = stats.mean_interval(m)
+        status = stats.decide(low, high)
+        statuses.append(status)
+        sd = m.std(axis=-1, ddof=1) if m.shape[-1] > 1 else np.zeros_like(mean)
+        for i in map(tuple, np.argwhere(status == "inconclusive")):
+            to_decide.append(stats.seeds_to_decide(float(mean[i]), float(sd[i])))
+        i = np.unravel_index(np.nanargmin(mean), mean.shape) if np.isfinite(mean).any() else None
+        if i is not None and (tightest is None or mean[i] < tightest[0]):
+            tightest = (float(mean[i]), float(high[i] - mean[i]))
+    statuses = np.broadcast_arrays(*statuses)
+    status = overall(np.where(np.any([s == "fail" for s in statuses], axis=0), "fail",
+                              np.where(np.all([s == "pass" for s in statuses], axis=0), "pass", "inconclusive")))
+    if text is None:
+        if tightest is None:
+            text = "not a number"
+        else:
+            text = (f"{'clears' if tightest[0] >= 0 else 'misses'} by {show_number(abs(tightest[0]))}"
+                    + (f" ± {show_number(tightest[1])}" if tightest[1] > 0 else ""))
+    needed = None if status != "inconclusive" or None in to_decide else max(to_decide, default=None)
+    return Outcome(status, text, to_decide=needed)
+
+
+def share_outcome(margins: list[np.ndarray]) -> Outcome:
+    """The outcome per seed (every element, every edge); the share of seeds in which it holds decides."""
+    holds = np.all([np.all(m >= 0, axis=tuple(range(m.ndim - 1))) for m in margins], axis=0)
+    k, n = int(holds.sum()), int(holds.size)
+    status = stats.decide_share(k, n)
+    return Outcome(status, f"holds in {k} of {n} seed{'s' if n > 1 else ''}", share=f"{k}/{n}",
+                   to_decide=stats.seeds_to_decide_share(k, n) if status == "inconclusive" else None)
+
+
+def gap_text(gap: np.ndarray, tolerance: np.ndarray) -> str:
+    """The worst element's distance from the target in tolerances, ± its 95 % interval."""
+    mean, low, high = stats.mean_interval(gap)
+    tol = tolerance.mean(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        in_tol = np.abs(mean) / tol
+    if not np.isfinite(in_tol).any():
+        return "not a number"
+    worst = np.unravel_index(np.nanargmax(in_tol), in_tol.shape)
+    half = float(high[worst] - mean[worst]) / float(tol[worst])
+    return f"{float(in_tol[worst]):.2g} tol" + (f" ± {half:.2g}" if half > 0 else "")
 
 
 # ---------------------------------------------------------------- verdicts
@@ -241,28 +285,70 @@ def verdict(rule: str, conclusion: str | None) -> str:
     return "CONCLUSION HOLDS" if conclusion == "pass" else "CONTRADICTED"
 
 
+def summary(value: np.ndarray) -> str:
+    """mean ± sd over seeds."""
+    sd = value.std(axis=-1, ddof=1) if value.shape[-1] > 1 else 0.0
+    return show(value.mean(axis=-1), sd)
+
+
+def interval_text(value: np.ndarray) -> str:
+    """The mean's 95 % interval (empty for one seed)."""
+    if value.shape[-1] < 2:
+        return ""
+    _, low, high = stats.mean_interval(value)
+    return show_interval(low, high)
+
+
+def show_interval(low, high) -> str:
+    if np.ndim(low) == 0:
+        return f"[{show_number(float(low))}, {show_number(float(high))}]"
+    return "[" + ", ".join(show_interval(lo, hi) for lo, hi in zip(low, high)) + "]"
+
+
+def plausible_draw(claim: dict, value: np.ndarray) -> str:
+    """Is the chapter's single run inside our seeds' 95 % prediction interval (yes / no)? Empty where the
+    rule does not compare with the chapter's number or we have one seed."""
+    rule = claim["rule"]
+    interval = stats.prediction_interval(value)
+    if rule["kind"] not in ("relative", "absolute") or "to" in rule or interval is None:
+        return ""
+    chapter = np.asarray(claim["chapter"], dtype=float)
+    low, high = interval
+    return "yes" if np.all((low <= chapter) & (chapter <= high)) else "no"
+
+
 def judge(claim: dict, tables: dict) -> dict:
     row = {"id": claim["id"], "table": claim["table"], "statement": " ".join(str(claim["statement"]).split()),
            "chapter": show_chapter(claim["chapter"]), "reproduced": "–", "rule": describe_claim(claim),
-           "headline": bool(claim.get("headline"))}
+           "headline": bool(claim.get("headline")), "interval": "", "plausible_draw": "", "seed_share": "",
+           "seeds": 0}
     try:
-        value, spread = evaluate(claim["value"], tables, claim["table"])
-        row["reproduced"] = show(value, spread)
-        rule = run_check(claim["rule"], value, spread, claim, tables)
-        conclusion, note = claim.get("conclusion"), ""
+        value = evaluate(claim["value"], tables, claim["table"])
+        row.update(reproduced=summary(value), interval=interval_text(value),
+                   plausible_draw=plausible_draw(claim, value), seeds=int(value.shape[-1]))
+        rule = run_check(claim["rule"], value, claim, tables, by_share=uses_lead(claim["value"]))
+        conclusion, note, concluded = claim.get("conclusion"), "", None
         if conclusion:
             read_apart = "value" in conclusion
-            c_value, c_spread = evaluate(conclusion["value"], tables, claim["table"]) if read_apart else (value, spread)
-            concluded = run_check(conclusion, c_value, c_spread, claim, tables)
-            note = (f"conclusion {concluded.status}" + (f" on {show(c_value, c_spread)}" if read_apart else "")
+            c_value = evaluate(conclusion["value"], tables, claim["table"]) if read_apart else value
+            concluded = run_check(conclusion, c_value, claim, tables,
+                                  by_share=uses_lead(conclusion["value"] if read_apart else claim["value"]))
+            note = (f"conclusion {concluded.status}" + (f" on {summary(c_value)}" if read_apart else "")
                     + f": {concluded.margin}")
     except Missing as why:
         return {**row, "verdict": "MISSING", "margin": "–", "note": str(why)}
-    return {**row, "verdict": verdict(rule.status, concluded.status if conclusion else None),
-            "margin": rule.margin, "note": note}
+    judged = verdict(rule.status, concluded.status if concluded else None)
+    row["seed_share"] = " · ".join(o.share for o in (rule, concluded) if o and o.share)
+    if judged == "INCONCLUSIVE":
+        undecided = [o for o in (rule, concluded) if o and o.status == "inconclusive"]
+        needed = [o.to_decide for o in undecided]
+        note = "; ".join(filter(None, [note, (
+            f"about {max(needed)} seeds would decide it if the mean and spread held" if None not in needed
+            else "no number of seeds decides it at this mean (it sits on an edge)")]))
+    return {**row, "verdict": judged, "margin": rule.margin, "note": note}
 
 
-def ledger(claims: list[dict], tables: dict, profile: str, seeds: int) -> pd.DataFrame:
+def ledger(claims: list[dict], tables: dict, profile: str) -> pd.DataFrame:
     df = pd.DataFrame([judge(claim, tables) for claim in claims])
-    df["profile"], df["seeds"] = profile, seeds
+    df["profile"] = profile
     return df

@@ -92,13 +92,15 @@ def validate_expr(node, where: str) -> None:
         raise ClaimsError(f"{where}: a value needs exactly one of {OPERATORS}, got {sorted(node)}")
     op = ops[0]
     allowed = {op, "reduce", "last"} | ({"table", "where", "x"} if op in READ_OPERATORS else set())
-    allowed |= {"among"} if op == "lead" else set()
+    allowed |= {"among"} if op == "lead" else {"matches"} if op == "column" else set()
     if node.keys() - allowed:
         raise ClaimsError(f"{where}: {op} takes {sorted(allowed)}, not {sorted(node.keys() - allowed)}")
     if node.get("reduce", "max") not in REDUCERS:
         raise ClaimsError(f"{where}: reduce {node['reduce']!r} unknown; allowed: {REDUCERS}")
     if (node.get("reduce") == "loglog_slope") != ("x" in node):
         raise ClaimsError(f"{where}: reduce loglog_slope needs `x:` (the column it is fitted against) and only it")
+    if "matches" in node and not (isinstance(node["matches"], str) and node["matches"]):
+        raise ClaimsError(f"{where}: matches takes the text a cell must contain, got {node['matches']!r}")
     if op == "lead" and not (isinstance(node.get("among"), list) and len(node["among"]) >= 2):
         raise ClaimsError(f"{where}: lead needs `among:`, the columns of the row it is compared with")
     if op in ("ratio", "difference") and not (isinstance(node[op], list) and len(node[op]) == 2):

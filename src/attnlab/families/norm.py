@@ -12,7 +12,7 @@ from attnlab.data import load_tokens
 from attnlab.families import Row, trained_rows
 from attnlab.plots import curve_of, figure
 from attnlab.runs import load_runs, run_config
-from attnlab.tables import run_columns, seed_columns, table
+from attnlab.tables import is_seed_detail, run_columns, seed_columns, table
 
 @table("norm_grad_init")
 def norm_grad_init(inputs) -> pd.DataFrame:
@@ -38,7 +38,7 @@ def norm_grad_init_figure(inputs, context):
     """Per-block gradient norm (mean ± std over seeds), pre vs post, one panel per parameter group;
     the chapter's first and last block where it prints them (the attention q, k, v weights)."""
     df = pd.read_csv(inputs["table"][0])
-    blocks = sorted(int(c[len("block_"):]) for c in df.columns if c.startswith("block_") and not c.endswith("_std"))
+    blocks = sorted(int(c[len("block_"):]) for c in df.columns if c.startswith("block_") and not is_seed_detail(c))
     groups = list(dict.fromkeys(df["parameters"]))
     fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 4.2), squeeze=False)
     for ax, group in zip(axes[0], groups):

@@ -12,7 +12,7 @@ from attnlab import style
 from attnlab.families import Row, trained_rows
 from attnlab.plots import figure
 from attnlab.runs import run_config
-from attnlab.tables import held_out, run_columns, seed_columns, table
+from attnlab.tables import held_out, is_seed_detail, run_columns, seed_columns, table
 
 # The rows of position_extrapolation: trained at 64 tokens, evaluated at every train.eval_lengths window.
 SCHEMES = tuple(Row(scheme, f"position/{scheme}", label) for scheme, label in (
@@ -47,7 +47,7 @@ def position_extrapolation(inputs) -> pd.DataFrame:
 def position_extrapolation_figure(inputs, context):
     """Held-out perplexity against the evaluation window, one line per scheme."""
     df = pd.read_csv(inputs["table"][0])
-    windows = sorted(int(c[len("ppl_"):]) for c in df.columns if c.startswith("ppl_") and not c.endswith("_std"))
+    windows = sorted(int(c[len("ppl_"):]) for c in df.columns if c.startswith("ppl_") and not is_seed_detail(c))
     fig, ax = plt.subplots(figsize=(8, 4.8))
     for i, (_, row) in enumerate(df.iterrows()):
         means = [row[f"ppl_{n}"] for n in windows]

@@ -11,7 +11,7 @@ from attnlab import style
 from attnlab.families import Row, trained_rows
 from attnlab.plots import figure
 from attnlab.runs import load_runs
-from attnlab.tables import overridden, seed_columns, table
+from attnlab.tables import is_seed_detail, overridden, seed_columns, table
 from attnlab.winograd import ADJ_POS
 
 MODELS = {
@@ -114,7 +114,7 @@ def heat_map_figure(inputs, context, row_labels: list[str], point: str):
     """The table's attention rows as a heat map with the chapter's values; the runs the probe read
     (their metrics.json beside each probe.json) give the subtitle's steps and seeds."""
     df = pd.read_csv(inputs["table"][0])
-    cells = df[[c for c in df.columns if c[0].isdigit() and not c.endswith("_std")]]
+    cells = df[[c for c in df.columns if c[0].isdigit() and not is_seed_detail(c)]]
     runs = load_runs([Path(p).with_name("metrics.json") for p in inputs["probe"]])
     fig, ax = plt.subplots(figsize=(13, 0.5 * len(df) + 2.4))
     image = style.heat_map(ax, cells, row_labels, [c.split(":", 1)[1] for c in cells.columns], context.chapter)

@@ -1,0 +1,88 @@
+"""The ledger's statistics. A value is read per seed (a table's `<col>_seeds`, seed order) and every
+derived value — a difference, a ratio, a lead, a reduction over rows — is computed per seed before it
+is summarised, so rows trained from the same seeds are paired.
+
+A claim about a number is judged on the mean over seeds with its 95 % t-interval: it passes when the
+whole interval is on the passing side of every edge, fails when it is wholly outside, and is undecided
+only when it straddles an edge — and since the interval narrows as 1/√n, more seeds decide it.
+An outcome that splits across seeds (which weight is the largest of a row) is judged on the share of
+seeds in which it holds, with its 95 % Wilson interval against one half: most trained models, or not.
+One value (an analytic table, or a single seed) is its own interval.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+LEVEL = 0.95
+MAJORITY = 0.5  # an outcome "holds" when it holds in more than this share of seeds
+MAX_SEEDS = 1000  # beyond this, "more seeds" is not a plan
+
+
+def t_quantile(n: int) -> float:
+    return float(stats.t.ppf((1 + LEVEL) / 2, n - 1))
+
+
+def mean_interval(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, low, high) of the mean over the last axis (seeds): a point for one seed."""
+    n, mean = x.shape[-1], x.mean(axis=-1)
+    if n < 2:
+        return mean, mean, mean
+    half = t_quantile(n) * x.std(axis=-1, ddof=1) / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def prediction_interval(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where one more seed's value falls with 95 % probability (None for one seed): mean ± t·sd·√(1 + 1/n)."""
+    n = x.shape[-1]
+    if n < 2:
+        return None
+    half = t_quantile(n) * x.std(axis=-1, ddof=1) * math.sqrt(1 + 1 / n)
+    return x.mean(axis=-1) - half, x.mean(axis=-1) + half
+
+
+def share_interval(k: int, n: int) -> tuple[float, float]:
+    """Wilson's 95 % interval for a share k/n (a point for one seed)."""
+    if n < 2:
+        return k / n, k / n
+    z = float(stats.norm.ppf((1 + LEVEL) / 2))
+    p = k / n
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
+
+
+def decide(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Per element, from the interval of a margin (>= 0 passes): pass, fail, or inconclusive when it
+    straddles 0. A margin that is not a number (a run that diverged, a missing measurement) fails."""
+    status = np.where(low >= 0, "pass", np.where(high < 0, "fail", "inconclusive"))
+    return np.where(np.isnan(low) | np.isnan(high), "fail", status)
+
+
+def decide_share(k: int, n: int) -> str:
+    low, high = share_interval(k, n)
+    return "pass" if low > MAJORITY else "fail" if high < MAJORITY else "inconclusive"
+
+
+def seeds_to_decide(mean: float, sd: float) -> int | None:
+    """The seeds at which a margin with this mean and sd (over seeds) would have an interval clear of 0,
+    if both held; None where no number would (a mean at the edge, or no spread to shrink)."""
+    if sd <= 0 or mean == 0 or not math.isfinite(mean / sd):
+        return None
+    for n in range(2, MAX_SEEDS + 1):
+        if t_quantile(n) * sd / math.sqrt(n) < abs(mean):
+            return n
+    return None
+
+
+def seeds_to_decide_share(k: int, n: int) -> int | None:
+    """The seeds at which the share k/n, if it held, would be clearly above or below one half."""
+    p = k / n
+    if p == MAJORITY:
+        return None
+    for m in range(n, MAX_SEEDS + 1):
+        if decide_share(round(p * m), m) != "inconclusive":
+            return m
+    return None

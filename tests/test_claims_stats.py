@@ -1,0 +1,73 @@
+"""The ledger's statistics on simulated ledgers: values drawn around a known true mean, n = 3, 5, 10, 30 seeds,
+judged by the real evaluator. A claim whose truth is outside the tolerance rarely matches; one whose truth is
+well inside comes to match as seeds are added; on rows that share a seed's luck, pairing decides sooner."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnlab import claims as C
+
+DRAWS = 100
+SEEDS = (3, 5, 10, 30)
+CHAPTER, TOLERANCE, SD = 38.0, 0.4, 0.5
+NUMBER = {"id": "sim", "table": "t", "statement": "s", "chapter": CHAPTER, "value": {"column": "ppl", "where": {"row": 1}},
+          "rule": {"kind": "absolute", "tolerance": TOLERANCE}}
+
+
+def table(rows: dict[int, np.ndarray]) -> dict:
+    """A trained table as the pipeline writes it: per row the mean, the sd and every seed's value."""
+    return {"t": pd.DataFrame({
+        "row": list(rows),
+        "ppl": [v.mean() for v in rows.values()],
+        "ppl_std": [v.std(ddof=1) for v in rows.values()],
+        "ppl_seeds": [";".join(repr(float(x)) for x in v) for v in rows.values()]})}
+
+
+def match_rate(claim: dict, draw, n: int, rng) -> float:
+    return float(np.mean([C.judge(claim, table(draw(rng, n)))["verdict"] == "MATCH" for _ in range(DRAWS)]))
+
+
+@pytest.mark.parametrize("n", SEEDS)
+def test_a_truth_outside_the_tolerance_matches_in_at_most_5_percent_of_draws(n):
+    rng = np.random.default_rng(n)
+    on_the_edge = CHAPTER + TOLERANCE  # the hardest truth that is not inside
+    rate = match_rate(NUMBER, lambda rng, n: {1: rng.normal(on_the_edge, SD, n)}, n, rng)
+    assert rate <= 0.05, rate
+    beyond = CHAPTER + 2 * TOLERANCE
+    assert match_rate(NUMBER, lambda rng, n: {1: rng.normal(beyond, SD, n)}, n, rng) <= 0.01
+
+
+def test_a_truth_well_inside_the_tolerance_becomes_a_match_as_seeds_are_added():
+    rng = np.random.default_rng(0)
+    rates = [match_rate(NUMBER, lambda rng, n: {1: rng.normal(CHAPTER, SD, n)}, n, rng) for n in SEEDS]
+    assert rates[0] < 0.05 and rates[-1] >= 0.9, rates  # 3 seeds cannot decide it; 30 do
+    assert all(later >= earlier - 0.03 for earlier, later in zip(rates, rates[1:])), rates
+
+
+def test_paired_differences_beat_unpaired_ones_on_correlated_rows():
+    """Two rows share each seed's luck (sd 2) and differ by 3.0 with little noise of their own (sd 0.2).
+    Paired seed by seed, the difference is decided; with the pairing broken (one row's seeds shuffled,
+    which is what judging each row by its own spread amounts to) it is not."""
+    gain = {**NUMBER, "chapter": 3.0, "rule": {"kind": "absolute", "tolerance": 0.5},
+            "value": {"difference": [{"column": "ppl", "where": {"row": 1}}, {"column": "ppl", "where": {"row": 2}}]}}
+
+    def correlated(rng, n, paired):
+        luck = rng.normal(0, 2.0, n)
+        first, second = 40 + luck + rng.normal(0, 0.2, n), 37 + luck + rng.normal(0, 0.2, n)
+        return {1: first, 2: second if paired else rng.permutation(second)}
+
+    rng = np.random.default_rng(1)
+    paired = match_rate(gain, lambda rng, n: correlated(rng, n, True), 10, rng)
+    unpaired = match_rate(gain, lambda rng, n: correlated(rng, n, False), 10, rng)
+    assert paired >= 0.9 and unpaired <= 0.1, (paired, unpaired)
+
+
+def test_seeds_to_decide_follow_from_the_t_interval():
+    from attnlab.claims import stats
+    # a margin of 0.4 with sd 0.4: t(n-1)/sqrt(n) < 1 first at n = 7 (2.447 / 2.646)
+    assert stats.seeds_to_decide(0.4, 0.4) == 7
+    assert stats.seeds_to_decide(0.0, 0.4) is None and stats.seeds_to_decide(0.4, 0.0) is None
+    assert stats.decide_share(5, 5) == "pass" and stats.decide_share(4, 5) == "inconclusive"
+    # 4 of 5: Wilson's lower bound is above one half from 9 of 11 (0.52), not at 8 of 10 (0.49)
+    assert stats.seeds_to_decide_share(4, 5) == 11
