@@ -377,7 +377,7 @@ def test_python_m_attnlab_claims_runs_the_same_command_line(tmp_path):
     cmd = [sys.executable, "-m", "attnlab.claims", "check", "--claims", "configs/claims.yaml", "--profile", "smoke",
            "--csv", str(tmp_path / "c.csv"), "--md", str(tmp_path / "c.md"), *map(str, tables)]
     done = subprocess.run(cmd, cwd=C.ROOT, capture_output=True, text=True, check=True)
-    assert done.stdout.startswith("claims (profile smoke, 1 seed;") and (tmp_path / "c.md").exists()
+    assert done.stdout.startswith("claims (profile smoke, 1 seed per claim;") and (tmp_path / "c.md").exists()
 
 
 def snakemake(*args) -> str:

@@ -30,8 +30,11 @@ ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalence", "ave
          "gpt2_params", "norm_grad_init", "norm_warmup", "position_extrapolation", "attention_scaling",
          "winograd_category", "winograd_role", "winograd_attention", "winograd_adjectives", "attention_equivalence",
          "depth_overfit", "pipeline_time", "throughput")  # the last two are ours: what the runs cost
-VERDICT_COLOURS = {"MATCH": "#1a7f37", "CONCLUSION HOLDS": "#4d7c0f", "INCONCLUSIVE": "#9a6700",
-                   "CONTRADICTED": "#cf222e", "MISSING": "#6e7781"}
+# Okabe and Ito's colour-blind-safe hues, and a mark each, so no verdict is told by colour alone
+VERDICT_COLOURS = {"MATCH": "#0072B2", "CONCLUSION HOLDS": "#009E73", "INCONCLUSIVE": "#B35C00",
+                   "CONTRADICTED": "#C1272D", "MISSING": "#6e7781"}
+VERDICT_MARKS = {"MATCH": "✓", "CONCLUSION HOLDS": "≈", "INCONCLUSIVE": "?", "CONTRADICTED": "✗", "MISSING": "–"}
+NOT_REPRODUCED = ("CONTRADICTED", "INCONCLUSIVE")
 CSS = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 1180px; margin: 0 auto; padding: 1em 1.5em; color: #1f2328; }
 h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #d0d7de; }
@@ -41,6 +44,8 @@ th, td { border: 1px solid #d0d7de; padding: .25em .5em; vertical-align: top; te
 th { background: #f6f8fa; }
 table.ledger { table-layout: fixed; width: 100%; }
 table.ledger td { overflow-wrap: anywhere; }
+table.ledger td.verdict { overflow-wrap: normal; }
+ul.missed li { margin: .3em 0; }
 .scroll { overflow-x: auto; max-width: 100%; }
 .verdict { font-weight: 600; }
 img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
@@ -53,8 +58,28 @@ def esc(text) -> str:
     return html.escape("" if pd.isna(text) else str(text))
 
 
+def verdict_mark(verdict: str) -> str:
+    return (f'<span class="verdict" style="color:{VERDICT_COLOURS.get(verdict, "#1f2328")}">'
+            f'{VERDICT_MARKS.get(verdict, "")} {esc(verdict)}</span>')
+
+
 def verdict_cell(verdict: str) -> str:
-    return f'<td class="verdict" style="color:{VERDICT_COLOURS.get(verdict, "#1f2328")}">{esc(verdict)}</td>'
+    return f'<td class="verdict">{verdict_mark(verdict)}</td>'
+
+
+def not_reproduced(ledger: pd.DataFrame) -> str:
+    """One line per claim the runs contradict or leave undecided: ours against the chapter's, and why."""
+    missed = ledger[ledger["verdict"].isin(NOT_REPRODUCED)]
+    if missed.empty:
+        return "<p>Every claim is reproduced (MATCH or CONCLUSION HOLDS).</p>"
+    items = []
+    for _, claim in missed.sort_values("verdict", key=lambda v: v.map(NOT_REPRODUCED.index), kind="stable").iterrows():
+        interval = f" (95 % interval {esc(claim['interval'])})" if not pd.isna(claim["interval"]) and claim["interval"] else ""
+        why = claim["note"] if not pd.isna(claim["note"]) and claim["note"] else claim["margin"]
+        items.append(f'<li><a href="#{esc(claim["table"])}">{esc(claim["id"])}</a> {verdict_mark(claim["verdict"])}: '
+                     f'ours {esc(claim["reproduced"])}{interval} against the chapter\'s {esc(claim["chapter"])}; '
+                     f'{esc(why)}.</li>')
+    return f'<h3>What did not reproduce</h3><ul class="missed">{"".join(items)}</ul>'
 
 
 def caption_html(rst: str) -> str:
@@ -70,7 +95,7 @@ def caption_html(rst: str) -> str:
 
 
 def ledger_table(ledger: pd.DataFrame, columns: tuple[str, ...], link: bool) -> str:
-    widths = {"id": "15%", "statement": "27%", "chapter": "9%", "reproduced": "10%", "interval": "9%",
+    widths = {"id": "12%", "statement": "20%", "chapter": "8%", "reproduced": "9%", "interval": "9%", "rule": "12%",
               "verdict": "10%", "margin": "7%", "note": "13%"}
     head = "".join(f'<th style="width:{widths.get(c, "auto")}">{c}</th>' for c in columns)
     rows = []
@@ -112,8 +137,13 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
              "chapter's point holds; INCONCLUSIVE = the interval straddles an edge (the note says how many seeds "
              "would decide); CONTRADICTED; MISSING = not measured.</p>".replace("{p}", esc(profile)),
              f'<section id="ledger"><h2>The verdict</h2><p><strong>{esc(summary_line(ledger))}</strong></p>',
-             ledger_table(ledger, ("id", "statement", "chapter", "reproduced", "interval", "verdict", "margin", "note"),
-                          link=True),
+             not_reproduced(ledger),
+             "<h3>Every claim</h3><p class=\"meta\">reproduced: our mean ± sd over seeds; interval: the mean's 95 % "
+             "interval; margin: the mean's distance from the chapter in tolerances (tol), ± its interval, or how far "
+             "it clears or misses a bound; rule: the check that makes a MATCH, and the chapter's point without its "
+             "number (conclusion).</p>",
+             ledger_table(ledger, ("id", "statement", "chapter", "reproduced", "interval", "rule", "verdict", "margin",
+                                   "note"), link=True),
              "</section>",
              "<nav><h2>Tables</h2><ol>" + "".join(f'<li><a href="#{t}">{t}</a></li>' for t in ids) + "</ol></nav>"]
     for t in ids:
@@ -124,6 +154,9 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         if len(claims):
             parts.append(ledger_table(claims, ("id", "statement", "chapter", "reproduced", "verdict"), link=False))
         parts.append(data_table(tables[t]))
+        parts.append(f'<p class="meta">Data: <a href="tables/{t}.csv">{t}.csv</a> · <a href="tables/{t}.md">{t}.md</a>'
+                     f" · rebuild it (and only what it needs): <code>.venv/bin/snakemake --cores 2 "
+                     f"results/{esc(profile)}/tables/{t}.csv --config profile={esc(profile)}</code></p>")
         if t in figures:
             parts.append(figure_html(figures[t], t))
         parts.append("</section>")

@@ -113,12 +113,12 @@ def summary_line(df: pd.DataFrame) -> str:
 
 
 def seeds_text(df: pd.DataFrame) -> str:
-    """'3–10 seeds per trained claim' (or '1 seed'): the seeds the claims read, where they read several."""
-    trained = sorted({int(n) for n in df["seeds"] if int(n) > 1})
-    if not trained:
-        return "1 seed"
-    span = f"{trained[0]}–{trained[-1]}" if len(trained) > 1 else f"{trained[0]}"
-    return f"{span} seeds per trained claim"
+    """'1–10 seeds per claim': the seeds the claims read (1 for an analytic table or a single seed)."""
+    counts = sorted({int(n) for n in df["seeds"]} - {0})
+    if not counts:
+        return "no seeds"
+    span = f"{counts[0]}–{counts[-1]}" if len(counts) > 1 else f"{counts[0]}"
+    return f"{span} seed{'s' if counts[-1] > 1 else ''} per claim"
 
 
 LOOSE_WARNING = ("is a pipeline check with short runs: its verdicts show that every claim can be read and judged, "
