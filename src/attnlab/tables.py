@@ -103,6 +103,8 @@ def fmt(value) -> str:
     if isinstance(value, (float, np.floating)):
         if math.isnan(value):
             return "–"
+        if value.is_integer() and abs(value) < 1e15:  # a count read back as a float (its column has gaps)
+            return f"{int(value):,}"
         if value == 0 or not math.isfinite(value):
             return str(value)
         if abs(value) < 1e-3:
@@ -111,6 +113,16 @@ def fmt(value) -> str:
             return f"{value:,.1f}"
         return f"{value:.4g}" if abs(value) < 1 else f"{value:.2f}"
     return "" if value is None else str(value)
+
+
+def fmt_spread(mean: str, spread: float) -> str:
+    """A spread at its mean's precision (60.10 ± 0.48, not ± 0.4814): as many decimals as the mean shows,
+    and two significant digits where that would round it to 0."""
+    if not isinstance(spread, (float, np.floating)) or math.isnan(spread):
+        return ""
+    decimals = len(mean.split(".")[1]) if "." in mean and "e" not in mean else 0
+    shown = f"{spread:,.{decimals}f}"
+    return shown if float(shown.replace(",", "")) != 0 or spread == 0 else f"{spread:.2g}"
 
 
 # How a row was made rather than what it found: said once under the table when every row shares
@@ -130,7 +142,8 @@ def for_people(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         cells = df[col].map(fmt)
         if f"{col}_std" in df.columns:  # rows without a spread (one seed, a fixed row) show the value alone
             std = df[f"{col}_std"]
-            cells = cells.where(std.isna(), cells + " ± " + std.map(fmt))
+            spread = [fmt_spread(c, sd) for c, sd in zip(cells, std)]
+            cells = cells.where(std.isna(), cells + " ± " + pd.Series(spread, index=cells.index))
         values = list(dict.fromkeys(v for v in cells if v not in ("", "–")))
         if not values:
             continue  # nothing to say: no row diverged, no run was overridden

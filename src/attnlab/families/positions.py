@@ -43,6 +43,16 @@ def position_extrapolation(inputs) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def extrapolation_finding(df: pd.DataFrame, windows: list[int]) -> str:
+    """The title: what our runs show past the trained length, in their numbers (the chapter's are the markers)."""
+    def path(label: str) -> str:
+        row = df[df["scheme"].str.startswith(label)].iloc[0]
+        return " → ".join(f"{row[f'ppl_{n}']:.4g}" for n in windows)
+
+    return (f"Past the trained length, learned positions go {path('learned')}; "
+            f"ALiBi {path('ALiBi')} ({windows[0]} → {windows[-1]} tokens)")
+
+
 @figure("position_extrapolation")
 def position_extrapolation_figure(inputs, context):
     """Held-out perplexity against the evaluation window, one line per scheme."""
@@ -69,8 +79,7 @@ def position_extrapolation_figure(inputs, context):
     ax.yaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("evaluation window (tokens, log scale)")
     ax.set_ylabel("held-out perplexity (log scale)")
-    style.headline(fig, "Past the trained length learned positions fall off a cliff; ALiBi keeps improving",
-                   context.profile, style.steps_note(df["steps"]), style.seeds_note(df["seeds"].max()),
+    style.headline(fig, extrapolation_finding(df, windows), context.profile, style.steps_note(df["steps"]), style.seeds_note(df["seeds"].max()),
                    f"trained on {trained}-token windows")
     style.legend_below(fig)
     return fig

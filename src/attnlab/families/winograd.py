@@ -127,16 +127,29 @@ def heat_map_figure(inputs, context, row_labels: list[str], point: str):
     return fig
 
 
+def largest(row: pd.Series, cells: list[str]) -> str:
+    """'street 0.55': a row's largest mean weight, by token."""
+    top = max(cells, key=lambda c: row[c])
+    return f"{top.split(':', 1)[1]} {row[top]:.2f}"
+
+
 @figure("winograd_attention")
 def winograd_attention_figure(inputs, context):
     df = pd.read_csv(inputs["table"][0])
+    cells = [c for c in df.columns if c[0].isdigit() and not is_seed_detail(c)]
+    finding = "; ".join(f"block {b}: " + ", ".join(f"too {r['adjective']} → {largest(r, cells)}"
+                                                   for _, r in df[df["block"] == b].iterrows())
+                        for b in sorted(df["block"].unique()))
     return heat_map_figure(inputs, context, [f"too {a}, block {b}" for a, b in zip(df["adjective"], df["block"])],
-                           "Block 1 reads the first noun whatever the adjective; block 2 follows the adjective")
+                           f"Largest weight (mean over seeds) — {finding}")
 
 
 @figure("winograd_adjectives")
 def winograd_adjectives_figure(inputs, context):
     df = pd.read_csv(inputs["table"][0])
+    cells = [c for c in df.columns if c[0].isdigit() and not is_seed_detail(c)]
+    by_role = {role: sorted({largest(r, cells).split()[0] for _, r in rows.iterrows()})
+               for role, rows in df.groupby("role", sort=False)}
+    finding = "; ".join(f"{role}s → {', '.join(tokens)}" for role, tokens in by_role.items())
     return heat_map_figure(inputs, context, [f"{a} ({r})" for a, r in zip(df["adjective"], df["role"])],
-                           f"Block {df['block'].iloc[0]} weighs the adjective for a crosser, "
-                           "the other noun for a crossed")
+                           f"Block {df['block'].iloc[0]}'s largest weight (mean over seeds) — {finding}")
