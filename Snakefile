@@ -21,3 +21,4 @@ rule all:
     default_target: True
     input:
         ALL_TARGETS,
+        PUBLISHED,

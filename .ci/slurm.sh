@@ -108,7 +108,7 @@ sinfo -h -o "%P %D %c %m %T" | grep -q idle || { echo "slurm node did not come u
 echo "single-node SLURM up after $(( $(date +%s) - start )) s: $(sinfo -h -o '%P %D nodes, %c cpus, %m MB, %T')"
 
 # two scratch copies of the repo: results must not mix with the checkout's own
-copy() { mkdir -p "$1" && cp -r Snakefile configs workflow src "$1"/; }
+copy() { mkdir -p "$1" && cp -r Snakefile profiles environment.yml configs workflow src "$1"/; }
 copy "$TMP/local"
 copy "$TMP/slurm"
 

@@ -67,6 +67,14 @@ def test_train_rejects(case, workdir):
     assert_clean_failure(run(args, workdir), before, workdir, *expected)
 
 
+def test_train_without_an_experiment_names_the_families(workdir):
+    """No experiment= would train the default model for hours: it is refused in one line instead."""
+    before = snapshot(workdir)
+    result = run(["-m", "attnlab.train", "profile=smoke"], workdir)
+    assert_clean_failure(result, before, workdir, "experiment=<family>/<run>", "ladder", "position")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_corrupt_corpus(tmp_path):
     corpus = tmp_path / "input.txt"
     corpus.write_text("To be, or not to be: not Tiny Shakespeare.\n")

@@ -175,6 +175,9 @@ def test_differences_are_taken_seed_by_seed():
     # rows with fewer seeds pair on the seeds both have
     fewer = {"t": seeded(LADDER, "held_out_ppl", [[60.0] * 5, row2, row3[:3], [61.0] * 5])}
     assert C.evaluate(gap, fewer, "t") == pytest.approx((row2 - row3)[:3])
+    # ... in bounds too: row 3 (three seeds) below row 2 (five seeds), seed k against seed k
+    below = claim({"kind": "below", "than": ppl(2)}, ppl(3), chapter="<")
+    assert C.judge(below, fewer)["seeds"] == 3 and verdict(below, fewer) == "MATCH"
 
 
 def test_an_outcome_that_splits_across_seeds_is_judged_on_its_share():

@@ -1,6 +1,8 @@
 """A fresh clone is the published reproduction: in a copy of the repository with new file times, no
-.snakemake/ and no token cache, Snakemake plans nothing that is published, one override plans
-exactly its run and what reads it, and every Snakemake command in the README dry-runs."""
+.snakemake/ and no token cache, once `make times` has put the file times in the DAG's order,
+Snakemake plans nothing that is published; one override plans exactly its run and what reads it; a
+deleted output plans its job and everything downstream; reading the workflow changes no file; and
+every Snakemake command in the README dry-runs."""
 
 import os
 import re
@@ -18,10 +20,8 @@ REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = ["quick", "full"]  # profiles whose results/ and figures/ are committed in full
 
 
-@pytest.fixture(scope="module")
-def clone(tmp_path_factory):
+def copy_of_repository(work: Path) -> Path:
     """Tracked and untracked-but-not-ignored files, copied with new mtimes (as a clone has)."""
-    work = tmp_path_factory.mktemp("clone")
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
                            capture_output=True, text=True, check=True).stdout.split("\n")
     for name in filter(None, files):
@@ -29,6 +29,26 @@ def clone(tmp_path_factory):
             (work / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(REPO / name, work / name)
     return work
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory):
+    """A copy after `make times` (the README's step after cloning)."""
+    work = copy_of_repository(tmp_path_factory.mktemp("clone"))
+    for profile in PUBLISHED:
+        result = snakemake(work, *TIMES, f"profile={profile}")
+        assert result.returncode == 0, result.stderr[-3000:]
+    return work
+
+
+def make_times_command() -> list[str]:
+    """The snakemake arguments of the Makefile's `times` target (without its profile)."""
+    line = next(l for l in (REPO / "Makefile").read_text().splitlines() if l.strip().startswith("$(BIN)/snakemake --touch"))
+    words = shlex.split(line)
+    return words[1:words.index("--config") + 1]
+
+
+TIMES = make_times_command()
 
 
 def snakemake(clone, *args) -> subprocess.CompletedProcess:
@@ -54,18 +74,66 @@ def test_a_fresh_clone_plans_nothing_that_is_published(clone, profile):
     assert "Nothing to be done" in out
 
 
+def test_without_make_times_a_copy_would_rerun_by_file_times(tmp_path):
+    """Why the README asks for `make times` after a clone: Snakemake always compares file times."""
+    jobs, _ = dry_run(copy_of_repository(tmp_path), "--config", "profile=quick")
+    assert jobs, "a copy with new file times planned nothing: is `make times` still needed?"
+
+
 def test_one_override_plans_its_run_and_what_reads_it(clone):
     jobs, out = dry_run(clone, "--config", "profile=quick", "override=ladder/average: train.lr=3e-3")
-    assert jobs == {"corpus": 1, "tokenizer": 1, "tokens": 1, "train": 1,  # the run, and the cache it reads
+    assert jobs == {"key": 1, "train": 1,  # the run's new key, the run (it rebuilds the cache it reads)
                     "table_average_ladder": 1, "table_ladder": 1, "figure_average_ladder": 1, "figure_ladder": 1,
                     "table_pipeline_time": 1,  # it reads every run's clock
-                    "claims": 1, "report": 1, "all": 1}, out[-3000:]
+                    "claims": 1, "claims_plot": 1, "report": 1, "all": 1}, out[-3000:]
     assert "train.lr=3e-3" in out and "wildcards: run=ladder/average, seed=0" in out
 
 
-def test_a_family_rerun_plans_the_family(clone):
-    jobs, _ = dry_run(clone, "--config", "profile=quick", "rerun=norm")
-    assert jobs["train"] == 6 and "table_norm_warmup" in jobs and "table_ladder" not in jobs
+def test_a_family_is_forced_through_snakemake(clone):
+    """The README's way to rerun runs although nothing changed: --forcerun names their files."""
+    metrics = sorted(str(p.relative_to(clone)) for p in clone.glob("results/quick/runs/norm/*/seed*/metrics.json"))
+    jobs, _ = dry_run(clone, "--forcerun", *metrics, "--config", "profile=quick")
+    assert jobs["train"] == len(metrics) == 6 and "table_norm_warmup" in jobs and "table_ladder" not in jobs
+
+
+def test_a_deleted_run_plans_the_run_and_everything_downstream(clone):
+    metrics = clone / "results/quick/runs/ladder/block/seed0/metrics.json"
+    kept, times = metrics.read_bytes(), metrics.stat()
+    metrics.unlink()
+    try:
+        jobs, out = dry_run(clone, "--config", "profile=quick")
+    finally:
+        metrics.write_bytes(kept)
+        os.utime(metrics, ns=(times.st_atime_ns, times.st_mtime_ns))
+    assert jobs["train"] == 1 and "wildcards: run=ladder/block, seed=0" in out
+    assert {"table_ladder", "figure_ladder", "table_depth_overfit", "claims", "report"} <= set(jobs), jobs
+
+
+def test_a_forced_table_plans_its_figure_ledger_and_report(clone):
+    jobs, _ = dry_run(clone, "-R", "table_ladder", "--config", "profile=quick")
+    assert set(jobs) == {"table_ladder", "figure_ladder", "claims", "claims_plot", "report", "all"}, jobs
+
+
+def test_the_dag_shows_data_runs_tables_figures_ledger_and_report(clone):
+    result = snakemake(clone, "--rulegraph", "--config", "profile=quick")
+    assert result.returncode == 0, result.stderr[-2000:]
+    names = dict(re.findall(r'^\s*(\d+)\[label = "([^"]+)"', result.stdout, re.M))
+    edges = {(names[a], names[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", result.stdout, re.M)}
+    for edge in [("tokens", "train"), ("train", "table_ladder"), ("table_ladder", "figure_ladder"),
+                 ("table_ladder", "claims"), ("claims", "report"), ("figure_ladder", "report"), ("key", "train")]:
+        assert edge in edges, f"{edge} missing from the rule graph"
+
+
+def snapshot(folder: Path) -> dict:
+    return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.rglob("*") if p.is_file()
+            and ".snakemake" not in p.parts}
+
+
+@pytest.mark.parametrize("args", [["-n"], ["--lint"], ["--dag"]], ids=" ".join)
+def test_reading_the_workflow_changes_no_file(clone, args):
+    before = snapshot(clone)
+    snakemake(clone, *args, "--cores", "1", "--config", "profile=quick")
+    assert snapshot(clone) == before
 
 
 @pytest.mark.parametrize("option, message", [

@@ -11,7 +11,8 @@ import yaml
 from omegaconf import OmegaConf
 
 from attnlab.config import compose
-from attnlab.families.norm import norm_grad_init, unigram_entropy
+from attnlab.data import unigram_entropy
+from attnlab.families.norm import norm_grad_init
 from attnlab.measure.grad_norms import block_grad_norms
 from attnlab.model import Block, LanguageModel, ModelConfig
 

@@ -68,19 +68,49 @@ def test_rerun_has_nothing_to_do_and_snakemakes_report_builds(smoke_run):
     assert report.stat().st_size > 10_000
 
 
-# The reader's report, opened in a real browser: a page beside it loads it in a 1280 px frame and
-# writes what the browser sees into its own DOM, which Chromium dumps (the report has no script).
-PROBE = """<!doctype html><html><body><iframe id=r src="report.html" width=1280 height=900></iframe><pre id=out></pre>
+# The reader's report, opened in a real browser: a page beside it loads it in a 1280 px and an 800 px
+# frame and writes what the browser sees into its own DOM, which Chromium dumps (the report has no
+# script). `split`: verdicts, cells of one number, and numbers inside any cell that the browser laid
+# out over more than one line (a range's boxes at more than one height).
+PROBE = r"""<!doctype html><html><body>
+<iframe id=wide src="report.html" width=1280 height=900></iframe>
+<iframe id=narrow src="report.html" width=800 height=900></iframe><pre id=out></pre>
 <script>
-document.getElementById('r').onload = function () {
-  var d = this.contentDocument, imgs = Array.from(d.images);
-  document.getElementById('out').textContent = JSON.stringify({
+var NUMBER = /-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?/g;
+var ONE_NUMBER = /^-?\d[\d,]*(\.\d+)?(e[-+]?\d+)?( ± \d[\d,]*(\.\d+)?(e[-+]?\d+)?)?$/;
+function lines(range) {
+  return new Set(Array.from(range.getClientRects()).filter(function (r) { return r.width > 0; })
+    .map(function (r) { return Math.round(r.top); })).size;
+}
+function split(d) {
+  var out = [];
+  d.querySelectorAll('.verdict, td').forEach(function (e) {
+    var r = d.createRange(); r.selectNodeContents(e);
+    if ((e.matches('.verdict') || ONE_NUMBER.test(e.textContent.trim())) && lines(r) > 1) out.push(e.textContent);
+  });
+  var walk = d.createTreeWalker(d.body, NodeFilter.SHOW_TEXT), node, m;
+  while ((node = walk.nextNode())) {
+    if (!node.parentElement.closest('td')) continue;
+    for (NUMBER.lastIndex = 0; (m = NUMBER.exec(node.data));) {
+      var r = d.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+      if (lines(r) > 1) out.push(m[0]);
+    }
+  }
+  return out;
+}
+var seen = {}, pending = 2;
+function look(frame) {
+  var d = frame.contentDocument, imgs = Array.from(d.images);
+  seen[frame.id] = {
     first: d.querySelector('section').id,
     sections: Array.from(d.querySelectorAll('section')).map(function (s) {
       return {id: s.id, tables: s.querySelectorAll('table').length, images: s.querySelectorAll('img').length}; }),
     broken: imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length,
-    images: imgs.length, scroll_width: d.documentElement.scrollWidth, width: d.documentElement.clientWidth});
-};
+    images: imgs.length, scroll_width: d.documentElement.scrollWidth, width: d.documentElement.clientWidth,
+    split: split(d)};
+  if (--pending == 0) document.getElementById('out').textContent = JSON.stringify(seen);
+}
+document.querySelectorAll('iframe').forEach(function (f) { f.onload = function () { look(f); }; });
 </script></body></html>"""
 
 
@@ -97,12 +127,16 @@ def test_the_report_reads_in_a_browser(smoke_run, tmp_path):
                           f"--user-data-dir={tmp_path / 'profile'}", "--allow-file-access-from-files",
                           "--window-size=1300,1000", "--virtual-time-budget=10000", "--dump-dom",
                           (folder / "probe.html").as_uri()], capture_output=True, text=True, timeout=120).stdout
-    seen = json.loads(html.unescape(re.search(r'<pre id="out">(.*?)</pre>', dom, re.S).group(1)))
+    frames = json.loads(html.unescape(re.search(r'<pre id="out">(.*?)</pre>', dom, re.S).group(1)))
+    seen = frames["wide"]
     sections = {s["id"]: s for s in seen["sections"]}
     tables = [r.removeprefix("table_") for r in listed_rules(smoke_run) if r.startswith("table_")]
     figures = [r.removeprefix("figure_") for r in listed_rules(smoke_run) if r.startswith("figure_")]
     assert seen["first"] == "ledger"
     assert all(sections[t]["tables"] >= 1 for t in tables)
-    assert all(sections[f]["images"] == 1 for f in figures) and seen["images"] == len(figures)
+    assert all(sections[f]["images"] == 1 for f in figures)
+    assert sections["ledger"]["images"] == 1 and seen["images"] == len(figures) + sections["ledger"]["images"]
     assert seen["broken"] == 0
-    assert seen["scroll_width"] <= seen["width"], "the page overflows sideways at 1280 px"
+    for frame, width in (("wide", 1280), ("narrow", 800)):  # wide tables scroll in their own box, not the page
+        assert frames[frame]["scroll_width"] <= frames[frame]["width"], f"the page overflows sideways at {width} px"
+        assert frames[frame]["split"] == [], f"verdicts or numbers broken across lines at {width} px"

@@ -125,8 +125,17 @@ def encode_corpus(data_cfg) -> Path:
         "characters": len(text), "tokens": int(len(ids)), "vocab_size": tokenizer.get_vocab_size(),
         "train_tokens": n_train, "held_out_tokens": int(len(ids)) - n_train,
         "train_fraction": data_cfg.train_fraction, "sha256": sha256_bytes(ids.tobytes()),
+        "train_unigram_entropy": unigram_entropy(torch.from_numpy(ids[:n_train].astype(np.int64))),
     })
     return folder / TOKENS
+
+
+def unigram_entropy(tokens: torch.Tensor) -> float:
+    """Cross-entropy (nats) of predicting every token by the split's own token frequencies:
+    the loss of a model that ignores its input, where a collapsed run sits."""
+    p = torch.bincount(tokens).double() / len(tokens)
+    p = p[p > 0]
+    return float(-(p * p.log()).sum())
 
 
 def prepare(data_cfg, max_chars: int | None) -> None:

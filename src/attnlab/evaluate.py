@@ -50,6 +50,7 @@ def evaluate(run_dir: Path, lengths: list[int], device: str | None = None, threa
         if too_long:
             raise ConfigError(f"lengths {too_long} exceed the learned position table of {run_dir} "
                               f"({mcfg.table_positions} rows); retrain with model.max_positions >= {max(too_long)}")
+    data.prepare(cfg.data, cfg.profile.max_chars)  # a clone has no cache: it is rebuilt from the corpus
     _, held_out, _ = data.load_tokens(cfg.data.dir)
     target = pick_device(device or cfg.train.device)
     if target.type == "cpu":

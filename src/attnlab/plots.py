@@ -2,6 +2,8 @@
 
     python -m attnlab.plots <id> --profile P --out fig.png table=table.csv claims=configs/claims.yaml name=path [...]
 
+writes fig.png and, beside it, fig.svg (style.save: the same bytes from the same inputs).
+
 Builders live beside the table builders in attnlab.families.<family> and register with
 @figure("<id>"); they receive the same named inputs as the table plus `table` and `claims`, and a
 Context: the profile (named in the subtitle) and the chapter's values of their table, read from
@@ -149,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
     load_families()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("figure", choices=sorted(BUILDERS))
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out", required=True, help="the PNG; the SVG is written beside it")
     parser.add_argument("--profile", required=True, help="the profile the inputs were built under")
     parser.add_argument("inputs", nargs="*", help="name=path; table= and claims= are required")
     args = parser.parse_intermixed_args(argv)

@@ -1,13 +1,17 @@
 """The reader's report: one offline HTML file per profile that opens on the verdict.
 
     python -m attnlab.report --profile quick --ledger results/quick/claims.csv --out results/quick/report.html \
-        table=results/quick/tables/ladder.csv figure=figures/quick/ladder.png caption=workflow/report/ladder.rst ...
+        claims_figure=figures/quick/claims.png table=results/quick/tables/ladder.csv \
+        figure=figures/quick/ladder.png caption=workflow/report/ladder.rst ...
 
-First the ledger's summary and every claim (linked to its table's section), then one section per
+First the ledger's summary, what did not reproduce, the claims plot (every numeric claim as ours ÷
+chapter: attnlab.claims.plot) and every claim (linked to its table's section), then one section per
 table in TABLES.md's order: its caption, the claims it carries (the chapter's value beside ours,
-the verdict coloured), the table itself and its figure inline. No JavaScript; figures are the
-pipeline's PNGs, embedded. (Snakemake's own report, with the rule graph and runtimes, sits beside
-it as snakemake_report.html.)
+the verdict coloured), the table itself, where its numbers were made (commits, devices, seeds, as
+the table records them) and its figure inline. No JavaScript; figures are the pipeline's PNGs,
+embedded, each linking to its SVG beside it. The page never scrolls sideways: a table too wide for
+the window scrolls in its own box, and no number or verdict is broken across lines. (Snakemake's
+own report, with the rule graph and runtimes, sits beside it as snakemake_report.html.)
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import argparse
 import base64
 import html
+import os
 import re
 from pathlib import Path
 
@@ -22,6 +27,7 @@ import pandas as pd
 
 from attnlab.claims.render import seeds_text, summary_line
 from attnlab.data import atomic_path
+from attnlab.style import VERDICT_COLOURS, VERDICT_MARKS
 from attnlab.tables import for_people, parse_named
 
 # TABLES.md's order: the chapter's argument, from the data to the probe; then the pipeline's own.
@@ -30,11 +36,8 @@ ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalence", "ave
          "gpt2_params", "norm_grad_init", "norm_warmup", "position_extrapolation", "attention_scaling",
          "winograd_category", "winograd_role", "winograd_attention", "winograd_adjectives", "attention_equivalence",
          "depth_overfit", "pipeline_time", "throughput")  # the last two are ours: what the runs cost
-# Okabe and Ito's colour-blind-safe hues, and a mark each, so no verdict is told by colour alone
-VERDICT_COLOURS = {"MATCH": "#0072B2", "CONCLUSION HOLDS": "#009E73", "INCONCLUSIVE": "#B35C00",
-                   "CONTRADICTED": "#C1272D", "MISSING": "#6e7781"}
-VERDICT_MARKS = {"MATCH": "✓", "CONCLUSION HOLDS": "≈", "INCONCLUSIVE": "?", "CONTRADICTED": "✗", "MISSING": "–"}
 NOT_REPRODUCED = ("CONTRADICTED", "INCONCLUSIVE")
+PROVENANCE = ("commit", "device", "seed_ids")  # read as text: a commit of digits only is not a number
 CSS = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 1180px; margin: 0 auto; padding: 1em 1.5em; color: #1f2328; }
 h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #d0d7de; }
@@ -42,20 +45,44 @@ h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { margin-top: 2.2em; border-bot
 table { border-collapse: collapse; margin: .6em 0; font-size: .85em; }
 th, td { border: 1px solid #d0d7de; padding: .25em .5em; vertical-align: top; text-align: left; }
 th { background: #f6f8fa; }
-table.ledger { table-layout: fixed; width: 100%; }
-table.ledger td { overflow-wrap: anywhere; }
-table.ledger td.verdict { overflow-wrap: normal; }
+table.ledger { width: 100%; }
 ul.missed li { margin: .3em 0; }
 .scroll { overflow-x: auto; max-width: 100%; }
-.verdict { font-weight: 600; }
+.verdict { font-weight: 600; white-space: nowrap; }
+.num { white-space: nowrap; }
 img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
 nav ol { columns: 3; font-size: .9em; }
 code { background: #f6f8fa; padding: 0 .2em; }
 """
 
 
-def esc(text) -> str:
-    return html.escape("" if pd.isna(text) else str(text))
+# a cell that holds one number (the tables' and the ledger's: 1,115,394 · 60.1 ± 0.4814 · 1.19e-07 · 10/10)
+NUMBER = re.compile(r"[-−+]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?( ± \d[\d,]*(\.\d+)?(e[-+]?\d+)?|/\d+)?")
+# a number with a hyphen (-0.13, 4.35e-05), where a browser would break a line inside a list or a sentence
+HYPHENATED = re.compile(r"-\d[\d,]*(\.\d+)?(e-?\d+)?|\d[\d,]*(\.\d+)?e-\d+")
+
+
+def text(cell) -> str:
+    """A cell as text: empty where the CSV has none."""
+    return "" if pd.isna(cell) else str(cell)
+
+
+def esc(cell) -> str:
+    return html.escape(text(cell))
+
+
+def cell_html(cell) -> str:
+    """A table cell; no number in it is broken across lines (its box scrolls sideways instead): a
+    cell of one number stays on one line, a list or a sentence wraps only between its numbers."""
+    if NUMBER.fullmatch(text(cell)):
+        return f'<td class="num">{esc(cell)}</td>'
+    return "<td>" + HYPHENATED.sub(r'<span class="num">\g<0></span>', esc(cell)) + "</td>"
+
+
+def breakable(name: str) -> str:
+    """A claim id (`position_extrapolation.learned_wins_at_64`) that may wrap after its dots and
+    underscores, never inside a word or number."""
+    return re.sub(r"([._])", r"\1<wbr>", esc(name))
 
 
 def verdict_mark(verdict: str) -> str:
@@ -74,8 +101,8 @@ def not_reproduced(ledger: pd.DataFrame) -> str:
         return "<p>Every claim is reproduced (MATCH or CONCLUSION HOLDS).</p>"
     items = []
     for _, claim in missed.sort_values("verdict", key=lambda v: v.map(NOT_REPRODUCED.index), kind="stable").iterrows():
-        interval = f" (95 % interval {esc(claim['interval'])})" if not pd.isna(claim["interval"]) and claim["interval"] else ""
-        why = claim["note"] if not pd.isna(claim["note"]) and claim["note"] else claim["margin"]
+        interval = f" (95 % interval {esc(claim['interval'])})" if text(claim["interval"]) else ""
+        why = text(claim["note"]) or text(claim["margin"])
         items.append(f'<li><a href="#{esc(claim["table"])}">{esc(claim["id"])}</a> {verdict_mark(claim["verdict"])}: '
                      f'ours {esc(claim["reproduced"])}{interval} against the chapter\'s {esc(claim["chapter"])}; '
                      f'{esc(why)}.</li>')
@@ -104,27 +131,67 @@ def ledger_table(ledger: pd.DataFrame, columns: tuple[str, ...], link: bool) -> 
         for c in columns:
             if c == "verdict":
                 cells.append(verdict_cell(claim[c]))
-            elif c == "id" and link:
-                cells.append(f'<td><a href="#{esc(claim["table"])}">{esc(claim[c])}</a></td>')
+            elif c == "id":
+                name = breakable(claim[c])
+                cells.append(f'<td><a href="#{esc(claim["table"])}">{name}</a></td>' if link else f"<td>{name}</td>")
             else:
-                cells.append(f"<td>{esc(claim[c])}</td>")
+                cells.append(cell_html(claim[c]))
         rows.append(f"<tr>{''.join(cells)}</tr>")
-    return f'<table class="ledger"><tr>{head}</tr>{"".join(rows)}</table>'
+    return f'<div class="scroll"><table class="ledger"><tr>{head}</tr>{"".join(rows)}</table></div>'
 
 
-def data_table(csv: Path) -> str:
-    shown, shared = for_people(pd.read_csv(csv, keep_default_na=False, na_values=[""]))
-    table = shown.to_html(index=False, escape=True, border=0, na_rep="")
+def data_table(table: pd.DataFrame) -> str:
+    shown, shared = for_people(table)
+    head = "".join(f"<th>{esc(c)}</th>" for c in shown.columns)
+    rows = "".join(f"<tr>{''.join(cell_html(c) for c in row)}</tr>" for row in shown.itertuples(index=False))
     note = f'<p class="shared">{esc(" · ".join(shared))} (config hashes and commits per row: the CSV)</p>' if shared else ""
-    return f'<div class="scroll">{table}</div>{note}'
+    return f'<div class="scroll"><table><tr>{head}</tr>{rows}</table></div>{note}'
 
 
-def figure_html(png: Path, table_id: str) -> str:
+def provenance(table: pd.DataFrame) -> str:
+    """Where a section's numbers were made, as its table records them (tables.provenance): the commits,
+    devices and seeds of its runs; what the table does not record is named as not recorded, never
+    guessed (no run records its date)."""
+    def recorded(column: str, split: bool = False) -> list[str]:
+        if column not in table:
+            return []
+        values = [text(v) for v in table[column]]
+        parts = [p.strip() for v in values for p in (v.split(",") if split else [v])]
+        return list(dict.fromkeys(p for p in parts if p))
+
+    said, missing = [], []
+    for name, values in (("commit", recorded("commit")), ("device", recorded("device", split=True)),
+                         ("seed", recorded("seed_ids") or recorded("seed"))):
+        if not values:
+            missing.append(name)
+            continue
+        many = len(values) > 1 or name == "seed" and not values[0].isdigit()  # '0–2': several in one value
+        said.append(f"{name}{'s' if many else ''} {', '.join(values)}")
+    missing.append("date")
+    return f'<p class="meta">Provenance: {esc(" · ".join([*said, "not recorded: " + ", ".join(missing)]))}</p>'
+
+
+def figure_html(png: Path, alt: str, folder: Path) -> str:
+    """The PNG, embedded; a click opens its SVG where one sits beside it (linked from the report's folder)."""
     data = base64.b64encode(png.read_bytes()).decode()
-    return f'<img src="data:image/png;base64,{data}" alt="figure {table_id}">'
+    image = f'<img src="data:image/png;base64,{data}" alt="{esc(alt)}">'
+    svg = png.with_suffix(".svg")
+    if not svg.exists():
+        return image
+    href = Path(os.path.relpath(svg.resolve(), folder.resolve())).as_posix()
+    return f'<a href="{esc(href)}" title="the figure as SVG">{image}</a>'
 
 
-def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, captions: dict) -> str:
+def claims_plot(png: Path, folder: Path) -> str:
+    return ("<h3>Every numeric claim, ours over the chapter's</h3><p class=\"meta\">One row per claim, grouped by table: "
+            "our mean divided by the chapter's value, with its 95 % interval; the shaded band is the rule's "
+            "tolerance. Claims that are not one number (words, lists) are left out; the subtitle counts them.</p>"
+            + figure_html(png, "every numeric claim: ours over the chapter's", folder))
+
+
+def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, captions: dict,
+          claims_figure: Path | None = None, folder: Path = Path(".")) -> str:
+    """The page; `folder`: where it is written, which its links to SVGs are relative to."""
     ids = [t for t in ORDER if t in tables] + sorted(set(tables) - set(ORDER))
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>attnlab: {profile} profile</title>"
              f"<style>{CSS}</style></head><body>",
@@ -138,6 +205,7 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
              "would decide); CONTRADICTED; MISSING = not measured.</p>".replace("{p}", esc(profile)),
              f'<section id="ledger"><h2>The verdict</h2><p><strong>{esc(summary_line(ledger))}</strong></p>',
              not_reproduced(ledger),
+             claims_plot(claims_figure, folder) if claims_figure else "",
              "<h3>Every claim</h3><p class=\"meta\">reproduced: our mean ± sd over seeds; interval: the mean's 95 % "
              "interval; margin: the mean's distance from the chapter in tolerances (tol), ± its interval, or how far "
              "it clears or misses a bound; rule: the check that makes a MATCH, and the chapter's point without its "
@@ -153,12 +221,14 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
             parts.append(caption_html(captions[t]))
         if len(claims):
             parts.append(ledger_table(claims, ("id", "statement", "chapter", "reproduced", "verdict"), link=False))
-        parts.append(data_table(tables[t]))
+        table = pd.read_csv(tables[t], keep_default_na=False, na_values=[""], dtype=dict.fromkeys(PROVENANCE, str))
+        parts.append(data_table(table))
+        parts.append(provenance(table))
         parts.append(f'<p class="meta">Data: <a href="tables/{t}.csv">{t}.csv</a> · <a href="tables/{t}.md">{t}.md</a>'
                      f" · rebuild it (and only what it needs): <code>.venv/bin/snakemake --cores 2 "
                      f"results/{esc(profile)}/tables/{t}.csv --config profile={esc(profile)}</code></p>")
         if t in figures:
-            parts.append(figure_html(figures[t], t))
+            parts.append(figure_html(figures[t], f"figure {t}", folder))
         parts.append("</section>")
     parts.append("</body></html>")
     # one line: line breaks mean nothing to HTML here (no <pre>), and a page of embedded figures is
@@ -171,12 +241,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", required=True)
     parser.add_argument("--ledger", required=True, type=Path, help="claims.csv")
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("inputs", nargs="*", help="table=<csv> figure=<png> caption=<rst>, named by their stem")
+    parser.add_argument("inputs", nargs="*", help="table=<csv> figure=<png> caption=<rst>, named by their stem; "
+                                                  "claims_figure=<png> (python -m attnlab.claims.plot)")
     args = parser.parse_intermixed_args(argv)
     named = parse_named(args.inputs)
     by_id = {kind: {Path(p).stem: Path(p) for p in named.get(kind, [])} for kind in ("table", "figure", "caption")}
+    claims_figure = [Path(p) for p in named.get("claims_figure", [])]
+    if len(claims_figure) > 1:
+        parser.error("claims_figure= names one PNG")
     page = build(args.profile, pd.read_csv(args.ledger), by_id["table"], by_id["figure"],
-                 {t: p.read_text(encoding="utf-8") for t, p in by_id["caption"].items()})
+                 {t: p.read_text(encoding="utf-8") for t, p in by_id["caption"].items()},
+                 claims_figure[0] if claims_figure else None, args.out.parent)
     with atomic_path(args.out) as tmp:
         tmp.write_text(page, encoding="utf-8")
 

@@ -1,6 +1,6 @@
-"""One look for every figure: palette and markers, the headline, the legend, how the chapter's value
-is drawn, and the PNG it is saved as. Figure builders (attnlab.families.*) call these; none styles
-itself.
+"""One look for every figure and the report: palette and markers, the verdicts' colours and marks,
+the headline, the legend, how the chapter's value is drawn, and the PNG and SVG it is saved as.
+Figure builders (attnlab.families.*, attnlab.claims.plot) call these; none styles itself.
 
 A series is told apart by its colour *and* its marker (or dash), so a figure survives greyscale
 printing and colour-blind readers. The chapter's value is always a hollow black diamond (or, in a
@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 from matplotlib.patches import Rectangle
 from matplotlib.text import Annotation
@@ -33,6 +34,14 @@ CHAPTER = {"marker": "D", "ms": 8, "mfc": "none", "mec": "black", "mew": 1.3, "l
 CHAPTER_LINE = {"color": "black", "ls": (0, (5, 3)), "lw": 1}
 OUTLINE = "chapter: the row's largest weight"  # heat_map's outlined cells
 HEADLINE = "headline"  # gid of the title and subtitle, which layout() keeps above the axes
+# A verdict, in the report and in the claims plot: Okabe and Ito's colour-blind-safe hues, and a mark
+# each, so no verdict is told by colour alone
+VERDICT_COLOURS = {"MATCH": "#0072B2", "CONCLUSION HOLDS": "#009E73", "INCONCLUSIVE": "#B35C00",
+                   "CONTRADICTED": "#C1272D", "MISSING": "#6e7781"}
+VERDICT_MARKS = {"MATCH": "✓", "CONCLUSION HOLDS": "≈", "INCONCLUSIVE": "?", "CONTRADICTED": "✗", "MISSING": "–"}
+# the SVG names its clip paths and glyphs by hashes salted with this, not with a random salt, so a
+# rebuilt figure is the same bytes
+SVG_SALT = "attnlab"
 
 
 def series(i: int) -> dict:
@@ -166,11 +175,16 @@ def layout(fig) -> None:
 
 
 def save(fig, path: str | Path) -> None:
-    """Lay out and write a small PNG, the same bytes for the same figure: 256 colours (plots have
-    few), no metadata (matplotlib writes its version; no timestamp)."""
+    """Lay out and write the figure at `path` as a small PNG and beside it, same stem, as an SVG (to
+    print or zoom), each the same bytes for the same figure: the PNG in 256 colours (plots have few),
+    neither with metadata (matplotlib writes its version and the SVG a date), the SVG's ids salted
+    with SVG_SALT."""
     layout(fig)
+    path = Path(path)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", metadata={"Software": None})
     image = Image.open(buffer).convert("RGB").quantize(colors=256, dither=Image.Dither.NONE)
-    with atomic_path(Path(path)) as tmp:
+    with atomic_path(path) as tmp:
         image.save(tmp, format="png", optimize=True)
+    with matplotlib.rc_context({"svg.hashsalt": SVG_SALT}), atomic_path(path.with_suffix(".svg")) as tmp:
+        fig.savefig(tmp, format="svg", metadata={"Date": None, "Creator": None})

@@ -89,10 +89,30 @@ def run_columns(runs: list[dict]) -> dict:
         **seed_columns("held_out_ppl", [held_out(r) for r in runs]),
         "steps": runs[0]["steps"], "seeds": len(runs),
         "diverged_at": ",".join(map(str, diverged)) if diverged else "",
-        "config_hash": runs[0]["config_hash"],
-        "commit": (runs[0].get("commit") or "")[:10] + ("+dirty" if runs[0].get("dirty") else "")
-                  + ("+resumed" if len(runs[0].get("sources", [])) > 1 else ""),  # under another commit
+        "config_hash": runs[0]["config_hash"], **provenance(runs),
     }
+
+
+def provenance(runs: list[dict]) -> dict:
+    """Where a row was made, for a reader to check: the commit (its first seed's; +dirty, or +resumed
+    under another commit), the devices and the seeds its runs trained on (empty where a record lacks
+    them). Runs record no date."""
+    first = runs[0]
+    return {"commit": (first.get("commit") or "")[:10] + ("+dirty" if first.get("dirty") else "")
+                      + ("+resumed" if len(first.get("sources", [])) > 1 else ""),
+            "device": ",".join(sorted({r["device"] for r in runs if r.get("device")})),
+            "seed_ids": seed_ids(r.get("seed") for r in runs)}
+
+
+def seed_ids(seeds) -> str:
+    """'0–6', '0,1', '0–4,6': which seeds a row averages, consecutive ones as a range."""
+    spans = []
+    for seed in sorted({int(s) for s in seeds if s is not None}):
+        if spans and seed == spans[-1][1] + 1:
+            spans[-1][1] = seed
+        else:
+            spans.append([seed, seed])
+    return ",".join(f"{a}–{b}" if b > a + 1 else ",".join(map(str, range(a, b + 1))) for a, b in spans)
 
 
 def fmt(value) -> str:
@@ -127,8 +147,8 @@ def fmt_spread(mean: str, spread: float) -> str:
 
 # How a row was made rather than what it found: said once under the table when every row shares
 # it, a column where rows differ. Config hashes and memory budgets stay in the CSV.
-SHARED = ("steps", "seeds", "commit", "device", "torch", "threads", "kernel", "peak_method", "runs", "rows", "keys",
-          "pairs", "seed", "held_out_sentences", "frozen_below", "trained_at", "n_blocks")
+SHARED = ("steps", "seeds", "seed_ids", "commit", "device", "torch", "threads", "kernel", "peak_method", "runs", "rows",
+          "keys", "pairs", "seed", "held_out_sentences", "frozen_below", "trained_at", "n_blocks")
 CSV_ONLY = ("config_hash", "need_gb", "budget_gb", "budget_rule")
 
 

@@ -26,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from attnlab import data, runs
-from attnlab.config import ConfigError, ablations, check_train, compose, config_hash, git_commit, model_config, scaled
+from attnlab.config import ConfigError, ablations, check_train, compose, config_hash, experiments, git_commit, model_config, scaled
 from attnlab.model import LanguageModel, autocast
 
 log = logging.getLogger("attnlab.train")
@@ -283,6 +283,10 @@ def check_overrides(argv: list[str]) -> None:
     line naming it and what is allowed (Hydra's own report spans a screen), and no folder is made."""
     if any(arg.startswith("-") for arg in argv):
         return  # --help, --cfg, --multirun ...: Hydra's own modes
+    if not any(arg.startswith("experiment=") for arg in argv):
+        families = sorted({e.split("/")[0] for e in experiments()})
+        sys.exit(f"error: name the run to train: experiment=<family>/<run>, e.g. experiment=ladder/block "
+                 f"(families: {', '.join(families)}; every run: ls configs/experiment/*/)")
     try:
         compose([arg for arg in argv if not arg.lstrip("+~").startswith("hydra")])
     except ConfigError as e:

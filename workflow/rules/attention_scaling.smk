@@ -1,5 +1,6 @@
 # attention_scaling: one attention layer's time and memory from 128 tokens up, explicit vs fused
 # (TABLES.md). Sizes, repeats and the memory budget per profile: configs/measure/attention_scaling.yaml.
+# --lint 'mixed rules and functions': this family's Step functions (its jobs' keys, inputs, outputs) stay beside its rules.
 import os
 
 from attnlab.measure.attention_scaling import MB, load_settings, memory_budget
@@ -19,16 +20,16 @@ def scaling_step(path: str) -> Step:
 
 rule measure_attention_scaling:
     input:
-        unpack(lambda w: step_inputs(scaling_step(w.path)))
-    output: result=f"{SCALING}/{{path}}.json", stamp=f"{STAMPS}/measure_attention_scaling/{{path}}.key"
+        unpack(lambda w: scaling_step(w.path).rule_inputs())
+    output: result=f"{SCALING}/{{path}}.json"
     wildcard_constraints: path="explicit|fused"
-    params: key=lambda w: scaling_step(w.path).key
     # every core (Snakemake caps this at --cores), so no other job distorts the timing
     threads: os.cpu_count() or 1
     resources: mem_mb=int(memory_budget(SCALING_SETTINGS, "cpu")[0] / MB), runtime=SCALING_SETTINGS["runtime_min"]
     log: f"{SCALING}/logs/{{path}}.log"
+    conda: ENVIRONMENT
     shell:
-        write_stamp("{PYTHON} -m attnlab.measure.attention_scaling run --profile {PROFILE} --path {wildcards.path} "
+        logged("{PYTHON} -m attnlab.measure.attention_scaling run --profile {PROFILE} --path {wildcards.path} "
                     "--threads {threads} --out {output.result}")
 
 

@@ -1,5 +1,6 @@
 # Shared by every rule: the pipeline's options, run paths and hashes, the table registry, and the
 # stamps that decide which jobs run.
+# --lint 'mixed rules and functions': the shared functions live here, with rule key, which every job reads.
 import functools
 import hashlib
 import json
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.settings.types import RerunTrigger
+from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 from attnlab.families import runs_of
 from attnlab.plots import BUILDERS as FIGURE_BUILDERS
@@ -17,7 +18,10 @@ from attnlab.tables import BUILDERS as TABLE_BUILDERS, load_families
 from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose, config_hash, data_hash, experiments,
                             model_config, source_files)
 
-PYTHON = sys.executable  # the interpreter running Snakemake (the project's environment)
+# Every rule names the project's environment (conda: ENVIRONMENT); under --use-conda Snakemake builds it
+# and each job runs its `python`, otherwise the interpreter running Snakemake (the project's .venv).
+ENVIRONMENT = "../../environment.yml"  # relative to workflow/rules/, where every rule lives
+PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
 
 # --- the pipeline's options (--config name=value) ------------------------------------------------
 OPTIONS = {
@@ -26,7 +30,6 @@ OPTIONS = {
     "seeds_per_run": "{profile: {run: seeds}}: rows that train more seeds (configs/pipeline.yaml)",
     "train_threads": "torch threads per training job",
     "override": "'<scope>: <hydra override> ...' reruns the runs in scope with those overrides",
-    "rerun": "'<scope> ...' reruns the runs in scope although nothing changed (e.g. after a code change)",
 }
 _unknown = sorted(set(config) - set(OPTIONS))
 if _unknown:
@@ -52,7 +55,7 @@ RUN_NAMES = EXPERIMENTS + [f"winograd/{r}" for r in WINOGRAD_RUNS]
 
 def in_scope(scope: str, run: str) -> bool:
     """`ladder/average` names one run, `ladder` a family, `all` every run."""
-    return scope in ("all", run) or run.startswith(scope + "/")
+    return scope in ("all", run) or run.startswith(f"{scope}/")
 
 
 def check_scope(scope: str, option: str) -> str:
@@ -76,7 +79,6 @@ def parse_overrides(value) -> list[tuple[str, list[str]]]:
 
 
 OVERRIDES = parse_overrides(config["override"]) if "override" in config else []
-RERUN = [check_scope(s, "rerun") for s in str(config.get("rerun", "")).split()]
 
 
 def overrides_of(run: str) -> list[str]:
@@ -109,84 +111,67 @@ def module_files(module: str) -> frozenset:
     return frozenset(source_files(module))
 
 
-# --- stamps: which jobs run -----------------------------------------------------------------------
-# Each job records the key it ran under in results/<profile>/stamps/<job>.key, committed with its
-# outputs. A key covers what makes the output: a training run's is its composed config's hash
-# (which covers its data; code changes do not retrain), a measurement's its settings and code, a
-# table's or figure's its code and the keys of what it reads, so a changed run changes the key of
-# every table that reads it. A job runs when an output is missing, its stamp does not hold its key
-# (deleting a stamp or `rerun=` forces that), or a job it reads from runs for that reason. A job
-# that need not run declares no inputs, so nothing upstream of it (the uncommitted token cache) is
-# planned: a fresh clone plans only what is not published.
-# Snakemake's own triggers (params, input, code) read .snakemake/ metadata, which a clone has not,
-# and would rerun a job whose inputs were dropped: the stamps alone decide. (Its settings do not
-# exist yet while the Snakefile is read, so the workflow's answer is replaced, not the setting.)
-type(workflow).rerun_triggers = property(lambda self: frozenset({RerunTrigger.MTIME}))
+# --- keys: what reruns a job ------------------------------------------------------------------------
+# Every job reads its key file, results/<profile>/stamps/<job>/<key>.key, committed with its
+# outputs. The key covers what makes the outputs besides the files the job reads: a training run's
+# is its composed config's hash (which covers its data; code changes do not retrain), a
+# measurement's its settings and code, a table's or figure's its code. A key that changes (an edited
+# YAML, an override, an edited builder) names a file that does not exist yet: rule `key` writes it,
+# and the job that reads it reruns, then what reads that job's outputs, as for any updated input. The
+# key is in a path because a path is what a clone keeps: file times and .snakemake/ records are not
+# (workflow/profiles/default leaves them out of the rerun triggers). Deleting an output reruns its
+# job and what reads it; `snakemake -R <rule or file>` forces a job (README: What reruns a job).
 STAMPS = f"{RESULTS}/stamps"
 
 
 @dataclass(eq=False)
 class Step:
-    job: str                  # names the stamp: train/ladder/average/seed0, table_ladder, ...
-    own_key: str              # what makes the output, besides what it reads
+    job: str                  # names its key's folder: train/ladder/average/seed0, table_ladder, ...
+    key: str                  # what makes the outputs, besides what the job reads
     outputs: list
-    inputs: dict = field(default_factory=dict)  # name -> [paths], as the rule's input
-    rerun: bool = False       # named by rerun=
-    chained: bool = True      # False: own_key covers what it reads (a run's config hash covers its data)
+    inputs: dict = field(default_factory=dict)  # name -> [paths]: what the job reads
 
     @property
-    def stamp(self) -> str:
-        return f"{STAMPS}/{self.job}.key"
+    def key_file(self) -> str:
+        return f"{STAMPS}/{self.job}/{self.key}.key"
 
-    @functools.cached_property
-    def upstream(self) -> list:
-        """The jobs whose outputs this one reads (read once every job is registered)."""
-        found = {id(STEPS[p]): STEPS[p] for paths in self.inputs.values() for p in paths if p in STEPS}
-        return list(found.values())
-
-    @functools.cached_property
-    def key(self) -> str:
-        return digest(self.own_key, [s.key for s in self.upstream]) if self.chained else self.own_key
-
-    @functools.cached_property
-    def changes(self) -> bool:
-        """It will run and may write something new: its stamp does not hold its key, or so for a
-        job it reads from. (Rebuilding a missing output under the same key, like the token cache,
-        changes nothing downstream.)"""
-        stamp = Path(self.stamp)
-        recorded = stamp.read_text().strip() if stamp.exists() else None
-        return self.rerun or recorded != self.key or self.chained and any(s.changes for s in self.upstream)
-
-    @property
-    def must_run(self) -> bool:
-        return self.changes or not all(Path(o).exists() for o in self.outputs)
+    def rule_inputs(self) -> dict:
+        """The rule's input: what the job reads, and its key file."""
+        return {**self.inputs, "key": [self.key_file]}
 
 
 STEPS = {}  # output path -> Step
+JOBS = {}   # job name -> Step
 
 
 def register(step: Step) -> Step:
     for path in step.outputs:
         STEPS.setdefault(path, step)
-    return STEPS[step.outputs[0]]
+    return JOBS.setdefault(step.job, step)
 
 
-def step_inputs(step: Step) -> dict:
-    """A rule's input function: nothing when the job need not run; its inputs when it must. A job
-    whose outputs all exist is then forced, as --rerun-incomplete forces incomplete ones (called
-    while Snakemake builds the DAG, before it decides what runs)."""
-    if not step.must_run:
-        return {}
-    if all(Path(o).exists() for o in step.outputs):
-        workflow.dag.forcefiles.update(step.outputs)
-    return step.inputs
+def logged(cmd: str) -> str:
+    """A rule's shell: the command, its output in {log}, and its last line on the console if it fails.
+    {PYTHON} (the interpreter running Snakemake: the project's environment) and {PROFILE} are filled
+    in here, when the workflow is read; Snakemake fills in the rest."""
+    cmd = cmd.replace("{PYTHON}", shlex.quote(PYTHON)).replace("{PROFILE}", PROFILE)
+    return f"({cmd}) > {{log}} 2>&1 || {{{{ echo \"failed: $(tail -n 1 {{log}})\" >&2; exit 1; }}}}"
 
 
-def write_stamp(cmd: str) -> str:
-    """A rule's shell: the command, its output in {log} (the last line on the console if it fails),
-    then the stamp. Rules give params.key and output.stamp."""
-    return (f"({cmd}) > {{log}} 2>&1 || {{{{ echo \"failed: $(tail -n 1 {{log}})\" >&2; exit 1; }}}}\n"
-            "echo {params.key} > {output.stamp}")
+rule key:
+    output: f"{STAMPS}/{{job}}/{{key}}.key"
+    wildcard_constraints:
+        key=r"[0-9a-f]+",
+    params:
+        # a key asked for by hand that is not the job's current one is refused, not written
+        current=lambda w: JOBS[w.job].key if w.job in JOBS and JOBS[w.job].key == w.key else
+        sys.exit(f"{w.job}: {w.key} is not its current key ({JOBS[w.job].key if w.job in JOBS else 'no such job'})"),
+    resources: mem_mb=100, runtime=1
+    log: f"{RESULTS}/logs/key/{{job}}/{{key}}.log"
+    conda: ENVIRONMENT
+    shell:
+        # the job's earlier keys go: one key file per job, the one its outputs were made under
+        "(rm -f $(dirname {output})/*.key && echo {params.current} > {output}) > {log} 2>&1"
 
 
 # --- training runs --------------------------------------------------------------------------------
@@ -209,8 +194,7 @@ def train_step(run: str, seed: int) -> Step:
         raise WorkflowError(f"override for {run}: {e}")
     folder = run_dir(run, seed)
     return register(Step(f"train/{run}/seed{seed}", key, [f"{folder}/{name}" for name in RUN_FILES],
-                         {"tokens": [f"{RESULTS}/data/tokens.npy"]}, rerun=any(in_scope(s, run) for s in RERUN),
-                         chained=False))  # the config hash covers the data
+                         {"tokens": [TOKENS_RECORD]}))  # the token cache is rebuilt by a run that misses it
 
 
 RUN_FILES = ("metrics.json", "curve.csv", "evals.csv", "config.yaml")

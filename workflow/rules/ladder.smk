@@ -1,5 +1,6 @@
 # The ladder family: from the plain average to the full block (TABLES.md: average_ladder, ladder,
 # depth_overfit), and the analytic demonstrations. Rows: src/attnlab/families/ladder.py.
+# --lint 'mixed rules and functions': this family's Step functions (its jobs' keys, inputs, outputs) stay beside its rules.
 from attnlab.families.ladder import AVERAGE_LADDER, DEPTH_OVERFIT, LADDER
 from attnlab.measure.analytic import MEASUREMENTS
 
@@ -21,11 +22,9 @@ ANALYTIC_CODE = module_code("attnlab.measure.analytic")
 
 rule measure_analytic:
     input:
-        unpack(lambda w: step_inputs(analytic_step(w.analytic)))
+        unpack(lambda w: analytic_step(w.analytic).rule_inputs())
     output:
         result=f"{RESULTS}/measure/{{analytic}}/result.json",
-        stamp=f"{STAMPS}/measure_analytic/{{analytic}}.key",
-    params: key=lambda w: analytic_step(w.analytic).key
     wildcard_constraints:
         analytic="|".join(MEASUREMENTS),
     threads: 1
@@ -33,8 +32,9 @@ rule measure_analytic:
         mem_mb=1000,
         runtime=5,
     log: f"{RESULTS}/measure/{{analytic}}/measure.log"
+    conda: ENVIRONMENT
     shell:
-        write_stamp("{PYTHON} -m attnlab.measure.analytic {wildcards.analytic} --out {output.result}")
+        logged("{PYTHON} -m attnlab.measure.analytic {wildcards.analytic} --out {output.result}")
 
 
 for _id in MEASUREMENTS:

@@ -9,20 +9,20 @@ GRAD_NORMS_STEP = register(Step(
     "measure_norm_grad_init",
     digest(module_code("attnlab.measure.grad_norms"), dict(PROFILE_CONFIG.measure.norm_grad_init),
            [config_hash(compose([f"experiment=norm/{n}_no_warmup", f"profile={PROFILE}"]).model) for n in ("pre", "post")]),
-    [GRAD_NORMS], {"tokens": [f"{RESULTS}/data/tokens.npy"]}))
+    [GRAD_NORMS], {"tokens": [TOKENS_RECORD]}))
 
 
 rule measure_norm_grad_init:
     input:
-        unpack(lambda w: step_inputs(GRAD_NORMS_STEP))
-    output: csv=GRAD_NORMS, stamp=GRAD_NORMS_STEP.stamp
-    params: key=GRAD_NORMS_STEP.key
+        unpack(lambda w: GRAD_NORMS_STEP.rule_inputs())
+    output: csv=GRAD_NORMS
     threads: 1
     resources: mem_mb=3000, runtime=15
     log: f"{RESULTS}/measure/norm_grad_init/grad_norms.log"
+    conda: ENVIRONMENT
     shell:
-        write_stamp("{PYTHON} -m attnlab.measure.grad_norms --profile {PROFILE} --threads {threads} --out {output.csv}")
+        logged("{PYTHON} -m attnlab.measure.grad_norms --profile {PROFILE} --threads {threads} --out {output.csv}")
 
 
 add_table("norm_grad_init", inputs={"grad_norms": GRAD_NORMS})
-add_table("norm_warmup", runs=runs_of(NORM_WARMUP), figure_inputs={"tokens": f"{RESULTS}/data/tokens.npy"})
+add_table("norm_warmup", runs=runs_of(NORM_WARMUP), figure_inputs={"tokens": TOKENS_RECORD})

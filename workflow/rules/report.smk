@@ -4,6 +4,7 @@
 # The reader's report (results/<p>/report.html, rule report) opens on the ledger, then every table in
 # TABLES.md's order with its caption, claims and figure. Snakemake's own report (rule graph, runtimes):
 # snakemake --report results/<p>/snakemake_report.html --config profile=<p>.
+# --lint 'mixed rules and functions': this family's Step functions (its jobs' keys, inputs, outputs) stay beside its rules.
 
 CLAIMS_CODE = module_code("attnlab.claims.__main__", files=(CLAIMS_FILE,))
 CLAIMS = [f"{RESULTS}/claims.csv", f"{RESULTS}/claims.md"]
@@ -31,27 +32,54 @@ def readme_step() -> Step:
     return register(Step("readme_results", digest(CLAIMS_CODE, inputs), [f"{RESULTS}/readme_results.md"], inputs))
 
 
+def sink_steps() -> list:
+    """The ledger, the report and the README section: registered once every table is."""
+    return [claims_step(), claims_plot_step(), report_step(), *([readme_step()] if PROFILE == "full" else [])]
+
+
 rule claims:
     input:
-        unpack(lambda w: step_inputs(claims_step()))
+        unpack(lambda w: claims_step().rule_inputs())
     output:
         csv=CLAIMS[0],
         md=CLAIMS[1],
-        stamp=f"{STAMPS}/claims.key",
-    params: key=lambda w: claims_step().key, tables=lambda w: " ".join(table_csvs())
+    params: claims=CLAIMS_FILE, tables=lambda w: " ".join(table_csvs())
     resources: mem_mb=1000, runtime=5
     log: f"{RESULTS}/logs/claims.log"
+    conda: ENVIRONMENT
     shell:
-        write_stamp("{PYTHON} -m attnlab.claims check --claims " + CLAIMS_FILE + " --profile {PROFILE}"
-                    " --csv {output.csv} --md {output.md} {params.tables}")
+        logged("{PYTHON} -m attnlab.claims check --claims {params.claims} --profile {PROFILE}"
+               " --csv {output.csv} --md {output.md} {params.tables}")
 
 
 ALL_TARGETS += CLAIMS
 
 
 @functools.cache
+def claims_plot_step() -> Step:
+    return register(Step("claims_plot", module_code("attnlab.claims.plot"), [f"{FIGURES}/claims.png", f"{FIGURES}/claims.svg"],
+                         {"ledger": CLAIMS[:1]}))
+
+
+rule claims_plot:
+    input:
+        unpack(lambda w: claims_plot_step().rule_inputs())
+    output:
+        png=report(f"{FIGURES}/claims.png", caption="../report/claims.rst", category="Claims ledger"),
+        svg=f"{FIGURES}/claims.svg",
+    resources: mem_mb=1000, runtime=5
+    log: f"{RESULTS}/logs/claims_plot.log"
+    conda: ENVIRONMENT
+    shell:
+        logged("{PYTHON} -m attnlab.claims.plot --ledger {input.ledger} --out {output.png}")
+
+
+ALL_TARGETS.extend([f"{FIGURES}/claims.png", f"{FIGURES}/claims.svg"])
+
+
+@functools.cache
 def report_step() -> Step:
-    inputs = {"ledger": CLAIMS[:1], "table": table_csvs(),
+    inputs = {"ledger": CLAIMS[:1], "claims_figure": [f"{FIGURES}/claims.png"], "table": table_csvs(),
               "figure": [f"{FIGURES}/{t}.png" for t in sorted(TABLES) if TABLES[t]["figure"]],
               "caption": [f"workflow/report/{t}.rst" for t in sorted(TABLES)]}
     # the captions are files of the repository, not outputs: their text is part of the key
@@ -62,18 +90,16 @@ def report_step() -> Step:
 
 rule report:
     input:
-        unpack(lambda w: step_inputs(report_step()))
+        unpack(lambda w: report_step().rule_inputs())
     output:
         html=report(f"{RESULTS}/report.html", caption="../report/claims.rst", category="Claims ledger"),
-        stamp=f"{STAMPS}/report.key",
     params:
-        key=lambda w: report_step().key,
         args=lambda w: named_args({k: v for k, v in report_step().inputs.items() if k != "ledger"}),
     resources: mem_mb=1000, runtime=5
     log: f"{RESULTS}/logs/report.log"
+    conda: ENVIRONMENT
     shell:
-        write_stamp("{PYTHON} -m attnlab.report --profile {PROFILE} --ledger " + CLAIMS[0] +
-                    " --out {output.html} {params.args}")
+        logged("{PYTHON} -m attnlab.report --profile {PROFILE} --ledger {input.ledger} --out {output.html} {params.args}")
 
 
 ALL_TARGETS.append(f"{RESULTS}/report.html")
@@ -83,13 +109,14 @@ if PROFILE == "full":
 
     rule readme_results:
         input:
-            unpack(lambda w: step_inputs(readme_step()))
-        output: md=f"{RESULTS}/readme_results.md", stamp=f"{STAMPS}/readme_results.key"
-        params: links=lambda w: named_args(results_links()), key=lambda w: readme_step().key
+            unpack(lambda w: readme_step().rule_inputs())
+        output: md=f"{RESULTS}/readme_results.md"
+        params: links=lambda w: named_args(results_links())
         resources: mem_mb=1000, runtime=5
         log: f"{RESULTS}/logs/readme_results.log"
+        conda: ENVIRONMENT
         shell:
-            write_stamp("{PYTHON} -m attnlab.claims readme --ledger " + CLAIMS[0] +
-                        " --readme README.md --out {output.md} {params.links}")
+            logged("{PYTHON} -m attnlab.claims readme --ledger {input.ledger} --readme README.md --out {output.md} "
+                   "{params.links}")
 
     ALL_TARGETS.append(f"{RESULTS}/readme_results.md")

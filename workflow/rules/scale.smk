@@ -22,16 +22,16 @@ for _measure in RANDOM_ROWS:
     rule:
         name: f"measure_{_measure}"
         input:
-            unpack(lambda w, _measure=_measure: step_inputs(random_rows_step(_measure)))
-        output: csv=random_rows_step(_measure).outputs[0], meta=random_rows_step(_measure).outputs[1],
-                stamp=random_rows_step(_measure).stamp
-        params: key=random_rows_step(_measure).key, mode="rows" if _measure == "random_rows" else _measure
+            unpack(lambda w, _measure=_measure: random_rows_step(_measure).rule_inputs())
+        output: csv=random_rows_step(_measure).outputs[0], meta=random_rows_step(_measure).outputs[1]
+        params: mode="rows" if _measure == "random_rows" else _measure, settings=SCALE_SETTINGS
         threads: 1
         resources: mem_mb=1000, runtime=5
         log: f"{RESULTS}/measure/{_measure}/measure.log"
+        conda: ENVIRONMENT
         shell:
-            write_stamp("{PYTHON} -m attnlab.measure.random_rows {params.mode} --config " + SCALE_SETTINGS +
-                        " --out {output.csv} --meta {output.meta}")
+            logged("{PYTHON} -m attnlab.measure.random_rows {params.mode} --config {params.settings}"
+                   " --out {output.csv} --meta {output.meta}")
 
 
 add_table("score_variance", inputs=dict(zip(("pairs", "meta"), random_rows_step("score_variance").outputs)))

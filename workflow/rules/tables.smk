@@ -33,7 +33,8 @@ def figure_step(table_id: str) -> Step:
     inputs = {"table": [f"{RESULTS}/tables/{table_id}.csv"], "claims": [CLAIMS_FILE], **spec["inputs"],
               **spec["figure_inputs"]}
     code = builder_code(FIGURE_BUILDERS[table_id], files=(CLAIMS_FILE,))
-    return register(Step(f"figure_{table_id}", digest(code, table_id, inputs), [f"{FIGURES}/{table_id}.png"], inputs))
+    return register(Step(f"figure_{table_id}", digest(code, table_id, inputs),
+                         [f"{FIGURES}/{table_id}.png", f"{FIGURES}/{table_id}.svg"], inputs))  # the SVG for print
 
 
 for _id, _spec in TABLES.items():
@@ -41,16 +42,16 @@ for _id, _spec in TABLES.items():
     rule:
         name: f"table_{_id}"
         input:
-            unpack(lambda w, _id=_id: step_inputs(table_step(_id)))
+            unpack(lambda w, _id=_id: table_step(_id).rule_inputs())
         output:
             csv=report(f"{RESULTS}/tables/{_id}.csv", caption=f"../report/{_id}.rst", category=_spec["category"]),
             md=f"{RESULTS}/tables/{_id}.md",
-            stamp=table_step(_id).stamp,
-        params: args=named_args(_spec["inputs"]), table=_id, key=table_step(_id).key
+        params: args=named_args(_spec["inputs"]), table=_id
         resources: mem_mb=2000, runtime=10
         log: f"{RESULTS}/logs/table_{_id}.log"
+        conda: ENVIRONMENT
         shell:
-            write_stamp("{PYTHON} -m attnlab.tables {params.table} --csv {output.csv} --md {output.md} {params.args}")
+            logged("{PYTHON} -m attnlab.tables {params.table} --csv {output.csv} --md {output.md} {params.args}")
 
     ALL_TARGETS += table_step(_id).outputs
 
@@ -59,14 +60,23 @@ for _id, _spec in TABLES.items():
         rule:
             name: f"figure_{_id}"
             input:
-                unpack(lambda w, _id=_id: step_inputs(figure_step(_id)))
+                unpack(lambda w, _id=_id: figure_step(_id).rule_inputs())
             output:
                 png=report(f"{FIGURES}/{_id}.png", caption=f"../report/{_id}.rst", category="Figures"),
-                stamp=figure_step(_id).stamp,
-            params: args=named_args(figure_step(_id).inputs), table=_id, key=figure_step(_id).key
+                svg=f"{FIGURES}/{_id}.svg",
+            params: args=named_args(figure_step(_id).inputs), table=_id
             resources: mem_mb=2000, runtime=10
             log: f"{RESULTS}/logs/figure_{_id}.log"
+            conda: ENVIRONMENT
             shell:
-                write_stamp("{PYTHON} -m attnlab.plots {params.table} --profile {PROFILE} --out {output.png} {params.args}")
+                logged("{PYTHON} -m attnlab.plots {params.table} --profile {PROFILE} --out {output.png} {params.args}")
 
         ALL_TARGETS += figure_step(_id).outputs
+
+
+# The default target asks for every job's outputs and key file, so that a deleted output (Snakemake
+# otherwise leaves a missing intermediate alone while what reads it exists) or a key that changed
+# (rule key writes it; the job that reads it reruns) is rebuilt, with everything downstream. The token
+# cache is the exception: not committed, it is rebuilt by the jobs that read it, when they run.
+PUBLISHED = sorted({path for step in [*JOBS.values(), *sink_steps()] for path in [*step.outputs, step.key_file]
+                    if not path.startswith(f"{DATA}/")})

@@ -1,6 +1,7 @@
 # throughput: training speed of the project's model against a reference from nn.TransformerEncoderLayer,
 # float32 and bf16, and the machine's matmul peak (attnlab.measure.throughput). Sizes per profile:
 # configs/profile/<profile>.yaml (measure.throughput). Its own target: snakemake table_throughput figure_throughput.
+# --lint 'mixed rules and functions': this family's Step functions (its jobs' keys, inputs, outputs) stay beside its rules.
 import os
 
 from omegaconf import OmegaConf
@@ -20,16 +21,16 @@ def throughput_step() -> Step:
 
 rule measure_throughput:
     input:
-        unpack(lambda w: step_inputs(throughput_step()))
-    output: result=THROUGHPUT, stamp=throughput_step().stamp
-    params: key=throughput_step().key
+        unpack(lambda w: throughput_step().rule_inputs())
+    output: result=THROUGHPUT
     # every core (Snakemake caps this at --cores), so no other job distorts the timing; the
     # measurement sets its own thread counts
     threads: os.cpu_count() or 1
     resources: mem_mb=4000, runtime=THROUGHPUT_SETTINGS.runtime_min
     log: f"{RESULTS}/measure/throughput/measure.log"
+    conda: ENVIRONMENT
     shell:
-        write_stamp("{PYTHON} -m attnlab.measure.throughput --profile {PROFILE} --out {output.result}")
+        logged("{PYTHON} -m attnlab.measure.throughput --profile {PROFILE} --out {output.result}")
 
 
 add_table("throughput", inputs={"throughput": throughput_step().outputs})

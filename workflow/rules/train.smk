@@ -5,18 +5,13 @@
 
 rule train:
     input:
-        unpack(lambda w: step_inputs(train_step(w.run, int(w.seed)))),
+        unpack(lambda w: train_step(w.run, int(w.seed)).rule_inputs()),
     output:
-        metrics=f"{RESULTS}/runs/{{run}}/seed{{seed}}/metrics.json",
-        curve=f"{RESULTS}/runs/{{run}}/seed{{seed}}/curve.csv",
-        evals=f"{RESULTS}/runs/{{run}}/seed{{seed}}/evals.csv",
-        config=f"{RESULTS}/runs/{{run}}/seed{{seed}}/config.yaml",
-        stamp=f"{STAMPS}/train/{{run}}/seed{{seed}}.key",
+        **{name.split(".")[0]: f"{run_dir('{run}', '{seed}')}/{name}" for name in RUN_FILES},  # as train_step's
     wildcard_constraints:
         run=r"[a-z0-9_]+/[a-z0-9_]+",
         seed=r"\d+",
     params:
-        key=lambda w: train_step(w.run, int(w.seed)).key,
         overrides=lambda w: " ".join(shlex.quote(o) for o in overrides_of(w.run)),
         run_dir=lambda w: run_dir(w.run, w.seed),
     threads: config.get("train_threads", 1)
@@ -25,6 +20,7 @@ rule train:
         runtime=240,
         gpu=0,
     log: f"{RESULTS}/runs/{{run}}/seed{{seed}}/train.log"
+    conda: ENVIRONMENT
     shell:
-        write_stamp("{PYTHON} -m attnlab.train 'experiment={wildcards.run}' profile={PROFILE} seed={wildcards.seed}"
+        logged("{PYTHON} -m attnlab.train 'experiment={wildcards.run}' profile={PROFILE} seed={wildcards.seed}"
                     " {params.overrides} train.threads={threads} 'hydra.run.dir={params.run_dir}'")

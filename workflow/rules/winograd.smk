@@ -2,21 +2,26 @@
 # winograd_adjectives): its own sentences, split once per version, and short dedicated training
 # runs scored at one position. Outputs under results/<profile>/measure/winograd/<version>/.
 # Rows: src/attnlab/families/winograd.py.
+# --lint 'mixed rules and functions': this family's Step functions (its jobs' keys, inputs, outputs) stay beside its rules.
 from attnlab.families.winograd import PROBED, VERSIONS
 from attnlab.winograd import compose_run, language_hash
 
 WINOGRAD = f"{RESULTS}/measure/winograd"
 # The held-out sets are small, so one seed is noisy: the profile's count, or the pipeline's if larger.
 WINOGRAD_SEEDS = list(range(max(len(SEEDS), PROFILE_CONFIG.winograd_seeds)))
-WINOGRAD_CODE = module_code("attnlab.winograd")
+# the split is drawn by this file's sentence code alone (the runs' training code does not re-split)
+SPLIT_CODE = code_hash("src/attnlab/winograd.py")
 WINOGRAD_FILES = ("metrics.json", "probe.json", "answers.csv", "config.yaml")
+
+
+SPLIT_FILES = {"split": "split.json", "train": "train.txt", "held_out": "held_out.txt"}
+RUN_FOLDER = f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}"  # a run's folder: filled in by its step, a pattern in the rule
 
 
 @functools.cache
 def split_step(version: str) -> Step:
-    folder = f"{WINOGRAD}/{version}"
-    return register(Step(f"winograd_split/{version}", digest(language_hash(version), WINOGRAD_CODE),
-                         [f"{folder}/split.json", f"{folder}/train.txt", f"{folder}/held_out.txt"]))
+    return register(Step(f"winograd_split/{version}", digest(language_hash(version), SPLIT_CODE),
+                         [f"{WINOGRAD}/{version}/{name}" for name in SPLIT_FILES.values()]))
 
 
 @functools.cache
@@ -28,10 +33,9 @@ def winograd_step(version: str, model: str, seed: int) -> Step:
         key = config_hash(compose_run(run, [f"profile={PROFILE}", f"seed={seed}", *overrides_of(scope)]))
     except ConfigError as e:
         raise WorkflowError(f"winograd run {run}: {e}")
-    folder = f"{WINOGRAD}/{version}/{model}/seed{seed}"
+    folder = RUN_FOLDER.format(version=version, model=model, seed=seed)
     return register(Step(f"winograd_train/{version}/{model}/seed{seed}", key, [f"{folder}/{n}" for n in WINOGRAD_FILES],
-                         {"split": split_step(version).outputs[:1]}, rerun=any(in_scope(s, scope) for s in RERUN),
-                         chained=False))  # the config hash covers the language the split is drawn from
+                         {"split": split_step(version).outputs[:1]}))
 
 
 def winograd_runs(version: str, model: str, name: str = "metrics.json") -> list[str]:
@@ -40,43 +44,36 @@ def winograd_runs(version: str, model: str, name: str = "metrics.json") -> list[
 
 rule winograd_split:
     input:
-        unpack(lambda w: step_inputs(split_step(w.version)))
+        unpack(lambda w: split_step(w.version).rule_inputs())
     output:
-        split=f"{WINOGRAD}/{{version}}/split.json",
-        train=f"{WINOGRAD}/{{version}}/train.txt",
-        held_out=f"{WINOGRAD}/{{version}}/held_out.txt",
-        stamp=f"{STAMPS}/winograd_split/{{version}}.key",
+        **{name: f"{WINOGRAD}/{{version}}/{file}" for name, file in SPLIT_FILES.items()},
     wildcard_constraints: version="category|role"
     params:
-        key=lambda w: split_step(w.version).key,
         out=lambda w: f"{WINOGRAD}/{w.version}",
     resources: mem_mb=1000, runtime=5
     log: f"{WINOGRAD}/{{version}}/split.log"
+    conda: ENVIRONMENT
     shell:
-        write_stamp("{PYTHON} -m attnlab.winograd split {wildcards.version} --out {params.out}")
+        logged("{PYTHON} -m attnlab.winograd split {wildcards.version} --out {params.out}")
 
 
 rule winograd_train:
     input:
-        unpack(lambda w: step_inputs(winograd_step(w.version, w.model, int(w.seed))))
+        unpack(lambda w: winograd_step(w.version, w.model, int(w.seed)).rule_inputs())
     output:
-        metrics=f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}/metrics.json",
-        probe=f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}/probe.json",
-        answers=f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}/answers.csv",
-        config=f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}/config.yaml",
-        stamp=f"{STAMPS}/winograd_train/{{version}}/{{model}}/seed{{seed}}.key",
+        **{name.split(".")[0]: f"{RUN_FOLDER}/{name}" for name in WINOGRAD_FILES},
     wildcard_constraints: version="category|role", model=r"[a-z0-9_]+", seed=r"\d+"
     params:
-        key=lambda w: winograd_step(w.version, w.model, int(w.seed)).key,
         overrides=lambda w: " ".join(shlex.quote(o) for o in overrides_of(f"winograd/{w.version}_{w.model}")),
         split=lambda w: split_step(w.version).outputs[0],
-        out=lambda w: f"{WINOGRAD}/{w.version}/{w.model}/seed{w.seed}",
+        out=lambda w: RUN_FOLDER.format(version=w.version, model=w.model, seed=w.seed),
     threads: config.get("train_threads", 1)
     resources: mem_mb=2000, runtime=60, gpu=0
-    log: f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}/train.log"
+    log: f"{RUN_FOLDER}/train.log"
+    conda: ENVIRONMENT
     shell:
-        write_stamp("{PYTHON} -m attnlab.winograd train {wildcards.version}_{wildcards.model} --split {params.split}"
-                    " --out {params.out} profile={PROFILE} seed={wildcards.seed} {params.overrides} train.threads={threads}")
+        logged("{PYTHON} -m attnlab.winograd train {wildcards.version}_{wildcards.model} --split {params.split}"
+               " --out {params.out} profile={PROFILE} seed={wildcards.seed} {params.overrides} train.threads={threads}")
 
 
 for _version, _models in VERSIONS.items():

@@ -22,6 +22,7 @@ evaluate  reading values per seed out of tables, checks, verdicts
 stats     intervals, decisions, and the seeds that would decide
 render    text, Markdown, HTML and the README section
 cli       the command line (python -m attnlab.claims)
+plot      the claims plot: every numeric claim as ours ÷ chapter (python -m attnlab.claims.plot)
 """
 
 from attnlab.claims.cli import main

@@ -212,10 +212,10 @@ def bound_margins(check: dict, value: np.ndarray, operand) -> list[np.ndarray]:
     (>= 0 passes)."""
     kind = check["kind"]
     if kind == "between":
-        low, high = operand("low"), operand("high")
+        value, low, high = align(value, operand("low"), operand("high"))  # rows of unequal seed counts pair
         return [value - low, high - value]
     if kind in ("above", "below"):
-        bound = float(check.get("factor", 1.0)) * operand("than")
+        value, bound = align(value, float(check.get("factor", 1.0)) * operand("than"))
         return [value - bound if kind == "above" else bound - value]
     # increasing / decreasing: each step by at least `by`, a fraction of the value before it
     if value.ndim != 2 or len(value) < 2:

@@ -1,18 +1,17 @@
 """The norm family: pre-norm vs post-norm in twelve-block models (norm_grad_init, norm_warmup)."""
 
+import json
 import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
-import torch
 
 from attnlab import style
-from attnlab.data import load_tokens
 from attnlab.families import Row, trained_rows
 from attnlab.plots import curve_of, figure
 from attnlab.runs import load_runs, run_config
-from attnlab.tables import is_seed_detail, run_columns, seed_columns, table
+from attnlab.tables import is_seed_detail, run_columns, seed_columns, seed_ids, table
 
 @table("norm_grad_init")
 def norm_grad_init(inputs) -> pd.DataFrame:
@@ -22,7 +21,7 @@ def norm_grad_init(inputs) -> pd.DataFrame:
     rows = []
     for (group, norm), cell in raw.groupby(["parameters", "norm"], sort=False):
         per_seed = cell.pivot(index="seed", columns="block", values="grad_norm")
-        row = {"parameters": group, "norm": norm, "seeds": len(per_seed)}
+        row = {"parameters": group, "norm": norm, "seeds": len(per_seed), "seed_ids": seed_ids(per_seed.index)}
         for block in per_seed.columns:
             row.update(seed_columns(f"block_{block}", per_seed[block].tolist()))
         row.update(seed_columns("ratio_last_first", (per_seed[per_seed.columns[-1]] / per_seed[per_seed.columns[0]]).tolist()))
@@ -97,14 +96,6 @@ def norm_warmup(inputs) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def unigram_entropy(tokens: torch.Tensor) -> float:
-    """Cross-entropy (nats) of predicting every token by the split's own token frequencies:
-    the loss of a model that ignores its input, where a collapsed run sits."""
-    p = torch.bincount(tokens).double() / len(tokens)
-    p = p[p > 0]
-    return float(-(p * p.log()).sum())
-
-
 def run_label(row: pd.Series, first: pd.Series) -> str:
     """'post-norm, warmup 200', and any setting where the row departs from the first (the chapter's
     four rows share theirs; the others each drop one of our details)."""
@@ -119,8 +110,7 @@ def norm_warmup_figure(inputs, context):
     held-out perplexity of each run, against a model that ignores its input (unigram)."""
     df = pd.read_csv(inputs["table"][0])
     fig, (curves, bars) = plt.subplots(1, 2, figsize=(13, 4.6), width_ratios=(1, 1.1))
-    train_tokens, _, _ = load_tokens(Path(inputs["tokens"][0]).parent)
-    unigram = unigram_entropy(train_tokens)
+    unigram = json.loads(Path(inputs["tokens"][0]).read_text())["train_unigram_entropy"]  # the cache's record
     labels = [run_label(row, df.iloc[0]) for _, row in df.iterrows()]
     for i, (row, label) in enumerate(zip(df.itertuples(), labels)):
         curve = curve_of(inputs[row.run])

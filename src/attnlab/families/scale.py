@@ -12,7 +12,7 @@ import pandas as pd
 from attnlab import style
 from attnlab.plots import evals_of, figure
 from attnlab.runs import load_runs, run_config
-from attnlab.tables import held_out, run_columns, seed_columns, table
+from attnlab.tables import held_out, provenance, run_columns, seed_columns, table
 
 VARIANTS = ("divided", "undivided")
 SERIES = {variant: style.series(i) for i, variant in enumerate(VARIANTS)}
@@ -203,7 +203,7 @@ def scale_training(inputs) -> pd.DataFrame:
             "seeds": columns["divided"]["seeds"],
             "diverged_at": "/".join(columns[v]["diverged_at"] for v in VARIANTS).strip("/"),
             "config_hash": "/".join(columns[v]["config_hash"] for v in VARIANTS),
-            "commit": columns["divided"]["commit"],
+            **provenance(runs["divided"]),
         })
     return pd.DataFrame(out)
 

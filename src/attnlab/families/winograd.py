@@ -11,7 +11,7 @@ from attnlab import style
 from attnlab.families import Row, trained_rows
 from attnlab.plots import figure
 from attnlab.runs import load_runs
-from attnlab.tables import is_seed_detail, overridden, seed_columns, table
+from attnlab.tables import is_seed_detail, overridden, provenance, seed_columns, table
 from attnlab.winograd import ADJ_POS
 
 MODELS = {
@@ -39,7 +39,7 @@ def accuracy_frame(inputs, version: str, outcomes: tuple[str, ...]) -> pd.DataFr
         row.update(seed_columns("train_accuracy", [r["train"]["accuracy"] for r in runs]))
         row.update({"held_out_sentences": runs[0]["held_out"]["sentences"], "params": runs[0]["params"],
                     "steps": runs[0]["steps"], "seeds": len(runs), "config_hash": runs[0]["config_hash"],
-                    "commit": (runs[0].get("commit") or "")[:10] + ("+dirty" if runs[0].get("dirty") else "")})
+                    **provenance(runs)})
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -1,0 +1,178 @@
+"""The claims plot: every numeric claim of the ledger as ours ÷ the chapter's, on one page.
+
+    python -m attnlab.claims.plot --ledger results/full/claims.csv --out figures/full/claims.png
+
+writes claims.png and, beside it, claims.svg. One row per claim, grouped by table in the ledger's
+order: our mean over the chapter's value (1 is the chapter's number, drawn as a dashed line) with
+the mean's 95 % interval, in the verdict's colour and mark (the report's: attnlab.style). Where the
+rule is a tolerance about the chapter's number (within 10 %, within ±0.5) a grey band shows it, so
+a referee sees why a ratio far from 1 can still MATCH and a close one not. Claims that are not one
+number (words, lists), whose chapter value is 0 (no ratio) or that were not measured are left
+out, and the subtitle counts them. The axis turns logarithmic (symmetric-log where an interval
+reaches 0) once the ratios span more than a factor of ten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.transforms import blended_transform_factory  # noqa: E402
+
+from attnlab import style  # noqa: E402
+from attnlab.claims.rules import VERDICTS  # noqa: E402
+
+# one number as the ledger writes it (render.show, show_chapter): 1,115,394 · 60.1 ± 0.4814 · 1.19e-07
+NUMBER = re.compile(r"(-?[\d,]*\.?\d+(?:e[-+]?\d+)?)(?: ± \S+)?")
+INTERVAL = re.compile(r"\[(-?[\d,]*\.?\d+(?:e[-+]?\d+)?), (-?[\d,]*\.?\d+(?:e[-+]?\d+)?)\]")
+# a tolerance about the chapter's own number, as render.describe_check writes it (not `within … to <other>`)
+TOLERANCE = re.compile(r"within (±)?(\S+?)( %)?(?:;|$)")
+BAND = "the rule's tolerance about the chapter"
+ROW_INCHES = 0.17
+
+
+def number(cell: str) -> float | None:
+    """A ledger cell's one number (a mean ± sd: the mean), or None for words, lists and the empty."""
+    found = NUMBER.fullmatch(cell.strip())
+    return float(found.group(1).replace(",", "")) if found else None
+
+
+def interval(cell: str) -> tuple[float, float] | None:
+    """The mean's 95 % interval of a one-number claim, or None (one seed, an analytic value)."""
+    found = INTERVAL.fullmatch(cell.strip())
+    return (float(found.group(1).replace(",", "")), float(found.group(2).replace(",", ""))) if found else None
+
+
+def tolerance(rule: str, chapter: float) -> float | None:
+    """Half the width of the rule's band in ratio units: `within 10 %` → 0.1, `within ±0.5` about a
+    chapter value of 4 → 0.125; None for other rules (exact, bounds, a comparison with another value)."""
+    found = TOLERANCE.match(rule)
+    if not found:
+        return None
+    plus_minus, width, percent = found.groups()
+    if not (plus_minus or percent):
+        return None
+    width = float(width.replace(",", ""))
+    return width / 100 if percent else width / abs(chapter)
+
+
+def ratios(ledger: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The claims drawn (id, table, verdict, ratio, low, high, band) and how many were left out, by why."""
+    drawn, left_out = [], {"not a single number (words or a list)": 0, "with the chapter's value 0 (no ratio)": 0,
+                           "not measured": 0}
+    for _, claim in ledger.iterrows():
+        chapter, ours = number(claim["chapter"]), number(claim["reproduced"])
+        if claim["verdict"] == "MISSING":
+            left_out["not measured"] += 1
+        elif chapter is None or ours is None:
+            left_out["not a single number (words or a list)"] += 1
+        elif chapter == 0:
+            left_out["with the chapter's value 0 (no ratio)"] += 1
+        else:
+            bounds = interval(claim["interval"]) or (ours, ours)
+            low, high = sorted(b / chapter for b in bounds)
+            drawn.append({"id": claim["id"], "table": claim["table"], "verdict": claim["verdict"],
+                          "ratio": ours / chapter, "low": low, "high": high,
+                          "band": tolerance(claim["rule"], chapter)})
+    return pd.DataFrame(drawn), {why: n for why, n in left_out.items() if n}
+
+
+def finding(ledger: pd.DataFrame) -> str:
+    """The title: the ledger's count, in our numbers ('49 of 93 claims match the chapter; …')."""
+    counts = ledger["verdict"].value_counts()
+    said = [f"{counts.get('MATCH', 0)} of {len(ledger)} claims match the chapter"]
+    if counts.get("CONCLUSION HOLDS", 0):
+        said[0] += f", {counts['CONCLUSION HOLDS']} more hold its conclusion"
+    said += [f"{counts[v]} {v.lower()}" for v in ("CONTRADICTED", "INCONCLUSIVE", "MISSING") if counts.get(v, 0)]
+    return "; ".join(said)
+
+
+def scale(ax, df: pd.DataFrame) -> str:
+    """Linear while everything drawn stays within a factor of ten of the smallest ratio, else log;
+    symmetric-log where an interval reaches 0 or below (linear below the smallest ratio's decade). The
+    limits hold every ratio, every interval and 1, not the bands (a wide one is cut at the edge).
+    Returns the scale's name."""
+    values = np.append(df[["ratio", "low", "high"]].to_numpy().ravel(), 1.0)
+    low, high = values.min(), values.max()
+    means = np.abs(df["ratio"].to_numpy())
+    smallest = means[means > 0].min()
+    if np.abs(values).max() / min(smallest, 1.0) <= 10:
+        pad = max(0.05 * (high - low), 0.05)
+        ax.set_xlim(low - pad, high + pad)
+        return "linear"
+    ax.set_xlim(low * 2 if low < 0 else low / 2, high * 2)
+    if low <= 0:
+        ax.set_xscale("symlog", linthresh=10.0 ** math.floor(math.log10(smallest)), linscale=0.5)
+        return "symlog"
+    ax.set_xscale("log")
+    return "log"
+
+
+def claims_figure(ledger: pd.DataFrame):
+    """The figure: a row per drawn claim under a bold row naming its table."""
+    df, left_out = ratios(ledger)
+    labels, y, ys = [], 0, []
+    for table, claims in df.groupby("table", sort=False):
+        labels.append((y, table, True))
+        y += 1
+        for claim_id in claims["id"]:
+            labels.append((y, claim_id.removeprefix(f"{table}."), False))
+            ys.append(y)
+            y += 1
+    df["y"] = ys
+    fig, ax = plt.subplots(figsize=(8.5, ROW_INCHES * y + 2.4))
+    how = scale(ax, df)
+    ax.axvline(1, label="chapter's value (ratio 1)", zorder=1, **style.CHAPTER_LINE)
+    for _, claim in df[df["band"].notna()].iterrows():
+        ax.fill_betweenx([claim.y - 0.42, claim.y + 0.42], 1 - claim.band, 1 + claim.band, color="0.86", lw=0,
+                         zorder=0, label=BAND)
+    for verdict in VERDICTS:
+        these = df[df["verdict"] == verdict]
+        if these.empty:
+            continue
+        colour = style.VERDICT_COLOURS[verdict]
+        ax.errorbar(these["ratio"], these["y"], xerr=[these["ratio"] - these["low"], these["high"] - these["ratio"]],
+                    fmt="none", ecolor=colour, elinewidth=1.2, capsize=2, zorder=3)
+        ax.plot(these["ratio"], these["y"], ls="none", marker=f"${style.VERDICT_MARKS[verdict]}$", ms=8, color=colour,
+                zorder=4, label=verdict)
+    right = blended_transform_factory(ax.transAxes, ax.transData)
+    for _, claim in df.iterrows():  # the ratio in numbers, where a log axis makes it hard to read off
+        ax.text(1.01, claim.y, f"{claim.ratio:.3g}", transform=right, va="center", fontsize=7, color="0.3")
+    ax.set_yticks([at for at, _, _ in labels], [name for _, name, _ in labels], fontsize=7)
+    for tick, (_, _, is_table) in zip(ax.get_yticklabels(), labels):
+        if is_table:
+            tick.set_fontweight("bold")
+            tick.set_fontsize(8)
+    ax.set_ylim(y - 0.5, -0.5)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel(f"ours ÷ chapter (mean, its 95 % interval){'' if how == 'linear' else f'; {how} scale'}")
+    profile = ledger["profile"].iloc[0]
+    left = ", ".join(f"{n} {why}" for why, n in left_out.items())
+    style.headline(fig, finding(ledger), profile, f"{len(df)} numeric claims drawn",
+                   f"left out: {left}" if left else "none left out")
+    style.legend_below(fig)
+    return fig
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ledger", required=True, type=Path, help="claims.csv (python -m attnlab.claims check)")
+    parser.add_argument("--out", required=True, type=Path, help="the PNG; the SVG is written beside it")
+    args = parser.parse_args(argv)
+    ledger = pd.read_csv(args.ledger, keep_default_na=False)
+    with plt.rc_context(style.RC):
+        fig = claims_figure(ledger)
+        style.save(fig, args.out)
+        plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()

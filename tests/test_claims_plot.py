@@ -1,0 +1,118 @@
+"""The claims plot: every claim of one number as ours ÷ chapter with its interval and the rule's band, in the
+report's verdict colours and marks; the rest counted as left out; the title counts the whole ledger; the
+same PNG and SVG bytes from the same ledger."""
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+from matplotlib.collections import PolyCollection
+
+from attnlab import style
+from attnlab.claims import plot
+from attnlab.claims.render import describe_check
+
+REPO = Path(__file__).resolve().parents[1]
+FULL_LEDGER = REPO / "results" / "full" / "claims.csv"
+
+# id, chapter, reproduced, interval, rule, verdict: as `python -m attnlab.claims check` writes them
+CLAIMS = [
+    ("t.no_context", "59.71", "60.1 ± 0.4814", "[58.91, 61.3]", "within 1 %", "INCONCLUSIVE"),
+    ("t.dilution", "4", "4.146 ± 0.0153", "[4.108, 4.184]", "within ±0.5; conclusion: far worse", "MATCH"),
+    ("u.final_std", "5,147", "137.62 ± 5.961", "[122.81, 152.43]", "within 20 %; conclusion: runs away",
+     "CONTRADICTED"),
+    ("u.characters", "1,115,394", "1,115,394", "", "exact", "MATCH"),
+    ("u.split", "[0.9, 0.1]", "[0.9, 0.1]", "", "within ±1e-05", "MATCH"),  # a list
+    ("u.third", "nearly a third", "0.3102", "", "between 0.3 and 0.3333", "MATCH"),  # words
+    ("u.entropy", "0", "0.02628 ± 0.004758", "[0.01447, 0.0381]", "within ±0.05", "MATCH"),  # no ratio
+    ("u.absent", "3", "–", "", "within 1 %", "MISSING"),
+]
+LEDGER = pd.DataFrame([{"id": i, "table": i.split(".")[0], "chapter": c, "reproduced": r, "interval": iv, "rule": rule,
+                        "verdict": v, "profile": "full"} for i, c, r, iv, rule, v in CLAIMS])
+
+
+def test_each_claim_of_one_number_is_drawn_as_a_ratio_and_the_rest_counted():
+    drawn, left_out = plot.ratios(LEDGER)
+    assert list(drawn["id"]) == ["t.no_context", "t.dilution", "u.final_std", "u.characters"]
+    first = drawn.iloc[0]
+    assert (first.ratio, first.low, first.high) == pytest.approx((60.1 / 59.71, 58.91 / 59.71, 61.3 / 59.71))
+    assert drawn.iloc[3][["ratio", "low", "high"]].tolist() == [1, 1, 1]  # one seed: no interval
+    assert drawn["band"].tolist()[:3] == pytest.approx([0.01, 0.5 / 4, 0.2]) and pd.isna(drawn["band"].iloc[3])
+    assert left_out == {"not a single number (words or a list)": 2, "with the chapter's value 0 (no ratio)": 1,
+                        "not measured": 1}
+
+
+@pytest.mark.parametrize("check, chapter, band", [
+    ({"kind": "relative", "tolerance": 0.1}, 18, 0.1),
+    ({"kind": "relative", "tolerance": 0.015}, -3, 0.015),
+    ({"kind": "absolute", "tolerance": 0.5}, 4, 0.125),
+    ({"kind": "absolute", "tolerance": 1e-05}, -0.5, 2e-05),
+    ({"kind": "absolute", "tolerance": 2000}, 1e6, 0.002),  # written 2,000
+    # not a band about the chapter's number
+    ({"kind": "relative", "tolerance": 0.05, "to": {"column": "ppl"}}, 3.91, None),
+    ({"kind": "exact"}, 768, None),
+    ({"kind": "between", "low": 0.3, "high": 0.3333}, 0.3, None),
+])
+def test_the_band_is_read_from_the_rule_as_the_ledger_writes_it(check, chapter, band):
+    for rule in (describe_check(check), describe_check(check) + "; conclusion: within 1 % of the other"):
+        assert plot.tolerance(rule, chapter) == (pytest.approx(band) if band else None)
+
+
+def headline(fig) -> tuple[str, str]:
+    title, subtitle = (t.get_text() for t in fig.texts + fig.artists if t.get_gid() == style.HEADLINE)
+    return title, subtitle
+
+
+def test_the_figure_counts_the_ledger_and_marks_each_verdict_as_the_report_does():
+    with plt.rc_context(style.RC):
+        fig = plot.claims_figure(LEDGER)
+        style.layout(fig)
+    title, subtitle = headline(fig)
+    assert title == "5 of 8 claims match the chapter; 1 contradicted; 1 inconclusive; 1 missing"
+    assert "4 numeric claims drawn" in subtitle
+    assert ("left out: 2 not a single number (words or a list), 1 with the chapter's value 0 (no ratio), "
+            "1 not measured") in subtitle
+    (ax,) = fig.axes
+    marks = {line.get_label(): line for line in ax.lines if line.get_label() in style.VERDICT_COLOURS}
+    assert set(marks) == {"MATCH", "INCONCLUSIVE", "CONTRADICTED"}
+    for verdict, line in marks.items():
+        assert line.get_color() == style.VERDICT_COLOURS[verdict]
+        assert line.get_marker() == f"${style.VERDICT_MARKS[verdict]}$"
+    assert len([c for c in ax.collections if isinstance(c, PolyCollection) and c.get_label() == plot.BAND]) == 3
+    assert ax.get_xscale() == "log"  # 137.62 / 5,147 = 0.027 to 1.04: more than a factor of ten
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["t", "no_context", "dilution", "u", "final_std",
+                                                            "characters"]
+    plt.close(fig)
+
+
+def test_the_axis_is_symmetric_log_where_an_interval_reaches_below_zero():
+    ledger = pd.concat([LEDGER, pd.DataFrame([{"id": "u.cost", "table": "u", "chapter": "18", "reproduced": "13.26",
+                                               "interval": "[-0.5651, 27.08]", "rule": "within 10 %",
+                                               "verdict": "INCONCLUSIVE", "profile": "full"}])])
+    with plt.rc_context(style.RC):
+        fig = plot.claims_figure(ledger)
+    assert fig.axes[0].get_xscale() == "symlog"
+    plt.close(fig)
+
+
+def test_the_published_ledger_title_states_its_counts():
+    if not FULL_LEDGER.exists():
+        pytest.skip("full results not published")
+    ledger = pd.read_csv(FULL_LEDGER, keep_default_na=False)
+    counts = ledger["verdict"].value_counts()
+    drawn, left_out = plot.ratios(ledger)
+    assert len(drawn) + sum(left_out.values()) == len(ledger) and len(drawn) > len(ledger) / 2
+    title = plot.finding(ledger)
+    assert title.startswith(f"{counts['MATCH']} of {len(ledger)} claims match the chapter")
+    assert f"{counts.get('CONTRADICTED', 0)} contradicted" in title
+
+
+def test_the_cli_writes_the_same_png_and_svg_every_time(tmp_path):
+    ledger = tmp_path / "claims.csv"
+    LEDGER.to_csv(ledger, index=False)
+    for folder in ("a", "b"):
+        plot.main(["--ledger", str(ledger), "--out", str(tmp_path / folder / "claims.png")])
+    for name in ("claims.png", "claims.svg"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    assert b"<svg" in (tmp_path / "a" / "claims.svg").read_bytes()[:1000]

@@ -1,0 +1,66 @@
+"""The reader's report, without a browser: the claims plot between what did not reproduce and the ledger,
+linked to its SVG relative to the report; each section's provenance as its table records it (and what it
+does not record, said so); numbers kept whole. The browser's view: test_pipeline.py."""
+
+import pandas as pd
+from PIL import Image
+
+from attnlab import report
+from attnlab.tables import for_people, provenance, seed_ids
+
+LEDGER = pd.DataFrame([
+    {"id": "ladder.block", "table": "ladder", "statement": "s", "chapter": "38.07", "reproduced": "38.09 ± 0.3529",
+     "interval": "[37.76, 38.42]", "rule": "within 1 %", "verdict": "MATCH", "margin": "0.05 tol", "note": "",
+     "seeds": 7, "profile": "full"},
+    {"id": "ladder.gain", "table": "ladder", "statement": "s", "chapter": "1.8", "reproduced": "1.88 ± 0.379",
+     "interval": "[0.939, 2.822]", "rule": "within ±0.5", "verdict": "INCONCLUSIVE", "margin": "0.16 tol ± 1.9",
+     "note": "", "seeds": 3, "profile": "full"},
+])
+TABLE = pd.DataFrame({"row": [1, 2], "held_out_ppl": [60.1, 38.09], "steps": [3000, 3000],
+                      "commit": ["a5b45a3a77", "5387a7a1fc"], "device": ["cuda", "cpu,cuda"], "seed_ids": ["0–2", "0–6"]})
+
+
+def test_runs_record_their_commit_devices_and_seeds():
+    runs = [{"seed": s, "device": d, "commit": "0123456789abcdef", "dirty": False, "sources": [{}, {}]}
+            for s, d in ((0, "cuda"), (1, "cpu"), (2, "cuda"), (4, "cuda"))]
+    assert provenance(runs) == {"commit": "0123456789+resumed", "device": "cpu,cuda", "seed_ids": "0–2,4"}
+    assert provenance([{"commit": None}]) == {"commit": "", "device": "", "seed_ids": ""}  # a record without them
+    assert seed_ids([1, 0]) == "0,1" and seed_ids(range(10)) == "0–9"
+    _, shared = for_people(pd.DataFrame({"x": [1.0, 2.0], "seed_ids": ["0–2", "0–2"], "device": ["cuda", "cuda"]}))
+    assert shared == ["seed_ids: 0–2", "device: cuda"]  # said once under the table
+
+
+def test_a_section_names_its_provenance_and_what_its_table_does_not_record():
+    assert report.provenance(TABLE) == ('<p class="meta">Provenance: commits a5b45a3a77, 5387a7a1fc · '
+                                        "devices cuda, cpu · seeds 0–2, 0–6 · not recorded: date</p>")
+    assert "seed 0 · not recorded: commit, device, date" in report.provenance(pd.DataFrame({"d": [4], "seed": [0]}))
+    assert "Provenance: not recorded: commit, device, seed, date" in report.provenance(pd.DataFrame({"d": [4]}))
+
+
+def test_numbers_are_never_split_across_lines():
+    assert report.cell_html("60.1 ± 0.4814") == '<td class="num">60.1 ± 0.4814</td>'
+    assert report.cell_html("1,115,394") == '<td class="num">1,115,394</td>'
+    # a list wraps between its numbers, never at the hyphen inside one
+    assert report.cell_html("[4.35e-05 ± 0.002, -0.1318]") == \
+        '<td>[<span class="num">4.35e-05</span> ± 0.002, <span class="num">-0.1318</span>]</td>'
+    assert report.cell_html("post-norm, warmup 200") == "<td>post-norm, warmup 200</td>"
+
+
+def test_the_claims_plot_sits_after_what_did_not_reproduce_and_links_its_svg(tmp_path):
+    ledger, table = tmp_path / "results/full/claims.csv", tmp_path / "results/full/tables/ladder.csv"
+    table.parent.mkdir(parents=True)
+    LEDGER.to_csv(ledger, index=False)
+    TABLE.to_csv(table, index=False)
+    png = tmp_path / "figures/full/claims.png"
+    png.parent.mkdir(parents=True)
+    Image.new("RGB", (4, 4), "white").save(png)
+    png.with_suffix(".svg").write_text("<svg/>")
+    out = tmp_path / "results/full/report.html"
+    report.main(["--profile", "full", "--ledger", str(ledger), "--out", str(out), f"table={table}",
+                 f"claims_figure={png}"])
+    page = out.read_text()
+    missed, plot, ledger_at = (page.index(s) for s in ("What did not reproduce", 'alt="every numeric claim',
+                                                        "<h3>Every claim"))
+    assert missed < plot < ledger_at
+    assert '<a href="../../figures/full/claims.svg"' in page
+    assert "Provenance: commits a5b45a3a77, 5387a7a1fc" in page[page.index('<section id="ladder">'):]
