@@ -15,10 +15,10 @@ for family in sorted(FAMILY_RULES):
     include: family
 
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
     default_target: True
     input:
-        ALL_TARGETS,
         PUBLISHED,

@@ -243,7 +243,7 @@ def test_corrupt_token_cache_is_rebuilt_by_the_run_that_reads_it(dag):
 
     snakemake(dag, "-n", *SMOKE_TARGETS)
     assert (cache / TOKENS).read_bytes() == ids
-    snakemake(dag, "--forcerun", f"{RUNS[0]}/metrics.json", *SMOKE_TARGETS)
+    snakemake(dag, *SMOKE_TARGETS, "--forcerun", f"{RUNS[0]}/metrics.json")  # --forcerun takes every path after it
     assert "does not match its checksum" in (dag / RUNS[0] / "train.log").read_text()
     assert token_cache_problem(cache) is None
 

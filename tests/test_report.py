@@ -2,11 +2,14 @@
 linked to its SVG relative to the report; each section's provenance as its table records it (and what it
 does not record, said so); numbers kept whole. The browser's view: test_pipeline.py."""
 
+import re
+from pathlib import Path
+
 import pandas as pd
 from PIL import Image
 
 from attnlab import report
-from attnlab.tables import for_people, provenance, seed_ids
+from attnlab.tables import BUILDERS as TABLE_BUILDERS, CHAPTER_ORDER, for_people, load_families, provenance, seed_ids
 
 LEDGER = pd.DataFrame([
     {"id": "ladder.block", "table": "ladder", "statement": "s", "chapter": "38.07", "reproduced": "38.09 ± 0.3529",
@@ -64,3 +67,14 @@ def test_the_claims_plot_sits_after_what_did_not_reproduce_and_links_its_svg(tmp
     assert missed < plot < ledger_at
     assert '<a href="../../figures/full/claims.svg"' in page
     assert "Provenance: commits a5b45a3a77, 5387a7a1fc" in page[page.index('<section id="ladder">'):]
+
+
+def test_the_registry_is_the_one_list_of_tables():
+    """The report's order names exactly the registered builders, and the README's table of tables
+    describes each of them (and nothing else)."""
+    load_families()
+    assert sorted(CHAPTER_ORDER) == sorted(TABLE_BUILDERS)
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme[readme.index("## The tables"):readme.index("## Claims ledger and report")]
+    described = {i for row in re.findall(r"^\| (`.*?) \|", section, re.M) for i in re.findall(r"`(\w+)`", row)}
+    assert described - {"claims"} == set(TABLE_BUILDERS)

@@ -28,14 +28,8 @@ import pandas as pd
 from attnlab.claims.render import seeds_text, summary_line
 from attnlab.data import atomic_path
 from attnlab.style import VERDICT_COLOURS, VERDICT_MARKS
-from attnlab.tables import for_people, parse_named
+from attnlab.tables import CHAPTER_ORDER, for_people, parse_named
 
-# TABLES.md's order: the chapter's argument, from the data to the probe; then the pipeline's own.
-ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalence", "averaging_matrix", "score_variance",
-         "effective_tokens", "softmax_saturation", "scale_training", "score_runaway", "ladder", "param_breakdown",
-         "gpt2_params", "norm_grad_init", "norm_warmup", "position_extrapolation", "attention_scaling",
-         "winograd_category", "winograd_role", "winograd_attention", "winograd_adjectives", "attention_equivalence",
-         "depth_overfit", "pipeline_time", "throughput")  # the last two are ours: what the runs cost
 NOT_REPRODUCED = ("CONTRADICTED", "INCONCLUSIVE")
 PROVENANCE = ("commit", "device", "seed_ids")  # read as text: a commit of digits only is not a number
 CSS = """
@@ -192,7 +186,7 @@ def claims_plot(png: Path, folder: Path) -> str:
 def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, captions: dict,
           claims_figure: Path | None = None, folder: Path = Path(".")) -> str:
     """The page; `folder`: where it is written, which its links to SVGs are relative to."""
-    ids = [t for t in ORDER if t in tables] + sorted(set(tables) - set(ORDER))
+    ids = sorted(tables, key=CHAPTER_ORDER.index)
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>attnlab: {profile} profile</title>"
              f"<style>{CSS}</style></head><body>",
              f"<h1>Does the chapter reproduce? attnlab, profile {esc(profile)}</h1>",

@@ -35,11 +35,26 @@ BUILDERS = {}
 table = registry(BUILDERS)
 
 
+# The tables in TABLES.md's order, the chapter's argument from the data to the probe, then the
+# pipeline's own (what the runs cost): the report's sections. load_families checks it names exactly
+# the registered builders, so the registry is the one list of tables.
+CHAPTER_ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalence", "averaging_matrix", "score_variance",
+                 "effective_tokens", "softmax_saturation", "scale_training", "score_runaway", "ladder",
+                 "param_breakdown", "gpt2_params", "norm_grad_init", "norm_warmup", "position_extrapolation",
+                 "attention_scaling", "winograd_category", "winograd_role", "winograd_attention",
+                 "winograd_adjectives", "attention_equivalence", "depth_overfit", "pipeline_time", "throughput")
+
+
 def load_families() -> None:
-    """Import every attnlab.families module so their builders register."""
+    """Import every attnlab.families module so their builders register, and check that the order of
+    the chapter names exactly them."""
     import attnlab.families as families
     for module in pkgutil.iter_modules(families.__path__):
         importlib.import_module(f"attnlab.families.{module.name}")
+    unordered, unbuilt = set(BUILDERS) - set(CHAPTER_ORDER), set(CHAPTER_ORDER) - set(BUILDERS)
+    if unordered or unbuilt:
+        raise ValueError(f"tables.CHAPTER_ORDER and the @table builders differ: without a place {sorted(unordered)}, "
+                         f"without a builder {sorted(unbuilt)}")
 
 
 def held_out(metrics: dict, length: int | None = None) -> float:

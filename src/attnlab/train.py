@@ -17,10 +17,12 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import hydra
 import torch
 import torch.nn.functional as F
+from torch import nn
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
@@ -36,6 +38,9 @@ OmegaConf.register_new_resolver("or_default", lambda value: "default" if value i
 
 
 def pick_device(name: str) -> torch.device:
+    """auto: CUDA, then MPS, then CPU; a named device that torch cannot see is refused."""
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device 'cuda' but torch sees no CUDA device; allowed here: auto, cpu")
     if name != "auto":
         return torch.device(name)
     if torch.cuda.is_available():
@@ -43,6 +48,24 @@ def pick_device(name: str) -> torch.device:
     if torch.backends.mps.is_available():
         return torch.device("mps")
     return torch.device("cpu")
+
+
+def training_step(model: nn.Module, optimizer, loss_of: Callable[[], torch.Tensor], precision: str,
+                  device_type: str, grad_clip: float = 0.0) -> torch.Tensor:
+    """One step as every run takes it: forward and loss (autocast in bf16), then, if the loss is
+    finite, backward, the global gradient norm clipped at grad_clip (0: not clipped) and the
+    optimizer's step. Returns the loss; a non-finite one leaves the model untouched (the run records
+    it as diverged). The throughput and eval-cost measurements time this same function."""
+    with autocast(precision, device_type):
+        loss = loss_of()
+    if not torch.isfinite(loss):
+        return loss
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if grad_clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    return loss
 
 
 def learning_rate(step: int, lr: float, warmup: int, steps: int, schedule: str) -> float:
@@ -209,17 +232,12 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str
         for group in optimizer.param_groups:
             group["lr"] = lr
         x, y = task.batch(batches)
-        with autocast(t.precision, device.type):
-            _, loss, _ = model(x.to(device), y.to(device))
+        x, y = x.to(device), y.to(device)
+        loss = training_step(model, optimizer, lambda: model(x, y)[1], t.precision, device.type, t.grad_clip)
         if not torch.isfinite(loss):
             state["diverged_step"] = step
             log.warning("loss became %s at step %d: recorded as diverged", loss.item(), step)
             break
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if t.grad_clip:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
-        optimizer.step()
         state["train_s"] += time.perf_counter() - tick
         state["curve"].append({"step": step + 1, "loss": loss.item(), "lr": lr})
         state["step"] = step + 1

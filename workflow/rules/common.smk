@@ -112,32 +112,51 @@ def module_files(module: str) -> frozenset:
 
 
 # --- keys: what reruns a job ------------------------------------------------------------------------
-# Every job reads its key file, results/<profile>/stamps/<job>/<key>.key, committed with its
-# outputs. The key covers what makes the outputs besides the files the job reads: a training run's
-# is its composed config's hash (which covers its data; code changes do not retrain), a
-# measurement's its settings and code, a table's or figure's its code. A key that changes (an edited
-# YAML, an override, an edited builder) names a file that does not exist yet: rule `key` writes it,
-# and the job that reads it reruns, then what reads that job's outputs, as for any updated input. The
-# key is in a path because a path is what a clone keeps: file times and .snakemake/ records are not
-# (workflow/profiles/default leaves them out of the rerun triggers). Deleting an output reruns its
-# job and what reads it; `snakemake -R <rule or file>` forces a job (README: What reruns a job).
+# Every job has a key file, results/<profile>/stamps/<job>/<key>.key, committed with its outputs. The
+# key covers what makes the outputs besides the files the job reads: a training run's is its composed
+# config's hash (which covers its data; code changes do not retrain), a measurement's its settings and
+# code, a table's, figure's, the ledger's or the report's its code and the keys of the jobs it reads
+# from. A key that changes (an edited YAML, an override, an edited builder) names a file that does not
+# exist yet, and Snakemake builds missing files:
+# - runs, measurements and the data stages (rules with wildcards, or costly) read their key file, which
+#   rule `key` writes: the job then reruns, as for any updated input;
+# - tables, figures, the ledger and the report write theirs, and read those of the jobs they read
+#   from: asked for as a target, such a job with a new key reruns, and first whatever it reads whose
+#   key changed.
+# The default target asks for every job's outputs and key file. The key is in a path because a path
+# is what a clone keeps: file times and .snakemake/ records are not (profiles/default keeps Snakemake
+# from reading those records; `make times` puts a clone's file times in order). Deleting an output
+# reruns its job and what reads it; `snakemake -R <rule or file>` forces a job (README: What reruns
+# a job).
 STAMPS = f"{RESULTS}/stamps"
 
 
 @dataclass(eq=False)
 class Step:
     job: str                  # names its key's folder: train/ladder/average/seed0, table_ladder, ...
-    key: str                  # what makes the outputs, besides what the job reads
+    own_key: str              # what makes the outputs, besides what the job reads
     outputs: list
     inputs: dict = field(default_factory=dict)  # name -> [paths]: what the job reads
+    writes_key: bool = False  # a table, figure, the ledger or the report: it writes its key file
+
+    @functools.cached_property
+    def upstream(self) -> list:
+        """The jobs whose outputs this one reads (asked once every job is registered)."""
+        found = {id(STEPS[p]): STEPS[p] for paths in self.inputs.values() for p in paths if p in STEPS}
+        return list(found.values())
+
+    @functools.cached_property
+    def key(self) -> str:
+        return digest(self.own_key, [s.key for s in self.upstream]) if self.writes_key else self.own_key
 
     @property
     def key_file(self) -> str:
         return f"{STAMPS}/{self.job}/{self.key}.key"
 
     def rule_inputs(self) -> dict:
-        """The rule's input: what the job reads, and its key file."""
-        return {**self.inputs, "key": [self.key_file]}
+        """The rule's input: what the job reads, and its own key file or those of the jobs it reads from."""
+        keys = sorted(s.key_file for s in self.upstream) if self.writes_key else [self.key_file]
+        return {**self.inputs, "key_files": keys}
 
 
 STEPS = {}  # output path -> Step
@@ -153,14 +172,22 @@ def register(step: Step) -> Step:
 def logged(cmd: str) -> str:
     """A rule's shell: the command, its output in {log}, and its last line on the console if it fails.
     {PYTHON} (the interpreter running Snakemake: the project's environment) and {PROFILE} are filled
-    in here, when the workflow is read; Snakemake fills in the rest."""
+    in here, when the workflow is read; Snakemake fills in the rest. A rule with output.key (a job
+    that writes its key) then writes it, replacing the job's earlier one."""
     cmd = cmd.replace("{PYTHON}", shlex.quote(PYTHON)).replace("{PROFILE}", PROFILE)
     return f"({cmd}) > {{log}} 2>&1 || {{{{ echo \"failed: $(tail -n 1 {{log}})\" >&2; exit 1; }}}}"
+
+
+def logged_with_key(cmd: str) -> str:
+    """logged(cmd), then the job's key file (rules give output.key and params.key)."""
+    return logged(cmd) + "\nrm -f $(dirname {output.key})/*.key && echo {params.key} > {output.key}"
 
 
 rule key:
     output: f"{STAMPS}/{{job}}/{{key}}.key"
     wildcard_constraints:
+        # the jobs that read their key: runs, measurements, the data stages
+        job=r"(train|winograd_train|winograd_split|measure_[a-z_]+)(/[a-z0-9_/]+)?|corpus|tokenizer|tokens",
         key=r"[0-9a-f]+",
     params:
         # a key asked for by hand that is not the job's current one is refused, not written
@@ -220,9 +247,8 @@ def run_metrics(run: str) -> list[str]:
 # --- tables ---------------------------------------------------------------------------------------
 # id -> {"inputs": {name: [paths]}, "figure_inputs": {name: [paths]}, "figure": bool, "category": str}
 TABLES = {}
-ALL_TARGETS = []
 FAMILY_RULES = sorted(str(p) for p in Path(workflow.basedir, "workflow/rules").glob("*.smk")
-                      if p.stem not in ("common", "data", "train", "tables"))
+                      if p.stem not in ("common", "data", "train", "tables", "report"))
 
 
 load_families()  # every @table and @figure builder, so the registry knows which tables have a figure

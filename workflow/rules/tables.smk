@@ -24,7 +24,7 @@ def builder_code(builder, files=()) -> str:
 def table_step(table_id: str) -> Step:
     inputs = TABLES[table_id]["inputs"]
     return register(Step(f"table_{table_id}", digest(builder_code(TABLE_BUILDERS[table_id]), table_id, inputs),
-                         [f"{RESULTS}/tables/{table_id}.csv", f"{RESULTS}/tables/{table_id}.md"], inputs))
+                         [f"{RESULTS}/tables/{table_id}.csv", f"{RESULTS}/tables/{table_id}.md"], inputs, writes_key=True))
 
 
 def figure_step(table_id: str) -> Step:
@@ -34,7 +34,8 @@ def figure_step(table_id: str) -> Step:
               **spec["figure_inputs"]}
     code = builder_code(FIGURE_BUILDERS[table_id], files=(CLAIMS_FILE,))
     return register(Step(f"figure_{table_id}", digest(code, table_id, inputs),
-                         [f"{FIGURES}/{table_id}.png", f"{FIGURES}/{table_id}.svg"], inputs))  # the SVG for print
+                         [f"{FIGURES}/{table_id}.png", f"{FIGURES}/{table_id}.svg"], inputs,  # the SVG for print
+                         writes_key=True))
 
 
 for _id, _spec in TABLES.items():
@@ -46,14 +47,14 @@ for _id, _spec in TABLES.items():
         output:
             csv=report(f"{RESULTS}/tables/{_id}.csv", caption=f"../report/{_id}.rst", category=_spec["category"]),
             md=f"{RESULTS}/tables/{_id}.md",
-        params: args=named_args(_spec["inputs"]), table=_id
+            key=table_step(_id).key_file,
+        params: args=named_args(_spec["inputs"]), table=_id, key=table_step(_id).key
         resources: mem_mb=2000, runtime=10
         log: f"{RESULTS}/logs/table_{_id}.log"
         conda: ENVIRONMENT
         shell:
-            logged("{PYTHON} -m attnlab.tables {params.table} --csv {output.csv} --md {output.md} {params.args}")
+            logged_with_key("{PYTHON} -m attnlab.tables {params.table} --csv {output.csv} --md {output.md} {params.args}")
 
-    ALL_TARGETS += table_step(_id).outputs
 
     if _spec["figure"]:
 
@@ -64,19 +65,11 @@ for _id, _spec in TABLES.items():
             output:
                 png=report(f"{FIGURES}/{_id}.png", caption=f"../report/{_id}.rst", category="Figures"),
                 svg=f"{FIGURES}/{_id}.svg",
-            params: args=named_args(figure_step(_id).inputs), table=_id
+                key=figure_step(_id).key_file,
+            params: args=named_args(figure_step(_id).inputs), table=_id, key=figure_step(_id).key
             resources: mem_mb=2000, runtime=10
             log: f"{RESULTS}/logs/figure_{_id}.log"
             conda: ENVIRONMENT
             shell:
-                logged("{PYTHON} -m attnlab.plots {params.table} --profile {PROFILE} --out {output.png} {params.args}")
-
-        ALL_TARGETS += figure_step(_id).outputs
-
-
-# The default target asks for every job's outputs and key file, so that a deleted output (Snakemake
-# otherwise leaves a missing intermediate alone while what reads it exists) or a key that changed
-# (rule key writes it; the job that reads it reruns) is rebuilt, with everything downstream. The token
-# cache is the exception: not committed, it is rebuilt by the jobs that read it, when they run.
-PUBLISHED = sorted({path for step in [*JOBS.values(), *sink_steps()] for path in [*step.outputs, step.key_file]
-                    if not path.startswith(f"{DATA}/")})
+                logged_with_key("{PYTHON} -m attnlab.plots {params.table} --profile {PROFILE} --out {output.png} "
+                                "{params.args}")

@@ -4,7 +4,7 @@
 
 For each experiment: the model and data exactly as `attnlab.train` builds them (the profile's
 token cache, built by the pipeline or here), then `repeats` rounds of `steps` timed training steps
-(throughput's `training_step`) followed by one timed held-out evaluation (interleaved, so a busy
+(attnlab.train's `training_step`, as every run takes it) followed by one timed held-out evaluation (interleaved, so a busy
 machine slows both alike), and one timed train-split perplexity. The run's evaluations are
 its held-out evaluation at step 0, every `train.eval_interval` and at the end, plus the train
 perplexity where `train.eval_train` is on; their share is of training steps + evaluations. Timing
@@ -22,9 +22,8 @@ import torch
 
 from attnlab import data
 from attnlab.config import ConfigError, compose, model_config, scaled
-from attnlab.measure.throughput import training_step
 from attnlab.model import LanguageModel
-from attnlab.train import Corpus
+from attnlab.train import Corpus, training_step
 
 
 def measure(experiment: str, profile: str, steps: int, repeats: int, overrides: list[str] = ()) -> dict:
@@ -40,7 +39,7 @@ def measure(experiment: str, profile: str, steps: int, repeats: int, overrides: 
         for _ in range(steps):
             x, y = task.batch(batches)
             tick = time.perf_counter()
-            training_step(model, optimizer, lambda: model(x, y)[1], t.precision, cpu.type)
+            training_step(model, optimizer, lambda: model(x, y)[1], t.precision, cpu.type, t.grad_clip)
             step_s.append(time.perf_counter() - tick)
         tick = time.perf_counter()
         task.evaluate(model, cpu)
