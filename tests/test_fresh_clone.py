@@ -92,7 +92,7 @@ def test_one_override_plans_its_run_and_what_reads_it(clone):
 
 
 def test_a_table_asked_for_alone_retrains_the_runs_whose_key_changed(clone):
-    jobs, _ = dry_run(clone, "results/quick/tables/average_ladder.csv", "--config", "profile=quick",
+    jobs, _ = dry_run(clone, "table_average_ladder", "--config", "profile=quick",
                       "override=ladder/average: train.lr=3e-3")
     assert jobs == {"key": 1, "train": 1, "table_average_ladder": 1}, jobs
 
