@@ -172,8 +172,7 @@ def register(step: Step) -> Step:
 def logged(cmd: str) -> str:
     """A rule's shell: the command, its output in {log}, and its last line on the console if it fails.
     {PYTHON} (the interpreter running Snakemake: the project's environment) and {PROFILE} are filled
-    in here, when the workflow is read; Snakemake fills in the rest. A rule with output.key (a job
-    that writes its key) then writes it, replacing the job's earlier one."""
+    in here, when the workflow is read; Snakemake fills in the rest."""
     cmd = cmd.replace("{PYTHON}", shlex.quote(PYTHON)).replace("{PROFILE}", PROFILE)
     return f"({cmd}) > {{log}} 2>&1 || {{{{ echo \"failed: $(tail -n 1 {{log}})\" >&2; exit 1; }}}}"
 
@@ -183,6 +182,14 @@ def logged_with_key(cmd: str) -> str:
     return logged(cmd) + "\nrm -f $(dirname {output.key})/*.key && echo {params.key} > {output.key}"
 
 
+def current_key(job: str, key: str) -> str:
+    """The key rule `key` writes: a key asked for by hand that is not the job's current one is refused."""
+    current = JOBS[job].key if job in JOBS else "no such job"
+    if key != current:
+        raise WorkflowError(f"{job}: {key} is not its current key ({current})")
+    return key
+
+
 rule key:
     output: f"{STAMPS}/{{job}}/{{key}}.key"
     wildcard_constraints:
@@ -190,9 +197,7 @@ rule key:
         job=r"(train|winograd_train|winograd_split|measure_[a-z_]+)(/[a-z0-9_/]+)?|corpus|tokenizer|tokens",
         key=r"[0-9a-f]+",
     params:
-        # a key asked for by hand that is not the job's current one is refused, not written
-        current=lambda w: JOBS[w.job].key if w.job in JOBS and JOBS[w.job].key == w.key else
-        sys.exit(f"{w.job}: {w.key} is not its current key ({JOBS[w.job].key if w.job in JOBS else 'no such job'})"),
+        current=lambda w: current_key(w.job, w.key),
     resources: mem_mb=100, runtime=1
     log: f"{RESULTS}/logs/key/{{job}}/{{key}}.log"
     conda: ENVIRONMENT

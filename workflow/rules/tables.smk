@@ -5,7 +5,7 @@
 def runs_by_family() -> dict[str, list[str]]:
     """metrics.json of every run the families registered, by family (Winograd's as `winograd`)."""
     found = {}
-    for step in {id(s): s for s in STEPS.values()}.values():
+    for step in JOBS.values():
         kind, _, name = step.job.partition("/")
         if kind in ("train", "winograd_train"):
             found.setdefault("winograd" if kind == "winograd_train" else name.split("/")[0], []).append(step.outputs[0])
