@@ -14,7 +14,7 @@ ifneq ($(SHARED_CORPUS),)
 export ATTNLAB_CORPUS ?= $(abspath $(SHARED_CORPUS))
 endif
 
-.PHONY: reproduce quick smoke test test-fast report env times clean-smoke
+.PHONY: reproduce quick smoke test test-fast report env times clean-smoke ablate table variants
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,21 @@ test: env  ## unit tests and the smoke DAG end to end (what CI runs)
 
 test-fast: env  ## the tests that run in-process: under a minute, for the edit-test loop
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# One ablation as a variant beside the published results (results/<profile>/variants/<name>/: its
+# runs, the tables and figures that read them with the published rows beside, its ledger and report):
+#   make ablate RUN=ladder/average OVERRIDE='train.lr=3e-3' PROFILE=quick
+PROFILE ?= full
+ablate: env times
+	@test -n "$(RUN)" -a -n "$(OVERRIDE)" || { echo "usage: make ablate RUN=<run or family> OVERRIDE='<hydra overrides>' [PROFILE=quick]"; exit 2; }
+	$(BIN)/snakemake --cores $(CORES) --config profile=$(PROFILE) 'override=$(RUN): $(OVERRIDE)'
+
+table: env times  ## one table and what it reads: make table ID=ladder [PROFILE=quick]
+	@test -n "$(ID)" || { echo "usage: make table ID=<table id> [PROFILE=quick]"; exit 2; }
+	$(BIN)/snakemake --cores $(CORES) --config profile=$(PROFILE) table_$(ID)
+
+variants:  ## the variants built here, each with what it changed (delete a folder to drop one)
+	@for d in results/*/variants/*; do [ -d "$$d" ] && echo "$$d: $$(sed -n 's/^> Variant \*\*\(.*\)\*\*.*/\1/p' $$d/claims.md 2>/dev/null)"; done; true
 
 clean-smoke:
 	rm -rf results/smoke figures/smoke

@@ -16,9 +16,13 @@ for family in sorted(FAMILY_RULES):
 
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/targets.smk"
+
+keep_composed()  # the configs composed while reading the workflow, for the next call
+why_jobs_run()
 
 
 rule all:
     default_target: True
     input:
-        PUBLISHED,
+        VARIANT_OUTPUTS if VARIANT else PUBLISHED,

@@ -85,16 +85,20 @@ def test_without_make_times_a_copy_would_rerun_by_file_times(tmp_path):
 def test_one_override_plans_its_run_and_what_reads_it(clone):
     jobs, out = dry_run(clone, "--config", "profile=quick", "override=ladder/average: train.lr=3e-3")
     assert jobs == {"key": 1, "train": 1,  # the run's new key, the run (it rebuilds the cache it reads)
-                    "table_average_ladder": 1, "table_ladder": 1, "figure_average_ladder": 1, "figure_ladder": 1,
-                    "table_pipeline_time": 1,  # it reads every run's clock
-                    "claims": 1, "claims_plot": 1, "report": 1, "all": 1}, out[-3000:]
-    assert "train.lr=3e-3" in out and "wildcards: run=ladder/average, seed=0" in out
+                    "variant_table_average_ladder": 1, "variant_table_ladder": 1, "variant_figure_average_ladder": 1,
+                    "variant_figure_ladder": 1, "variant_table_pipeline_time": 1,  # it reads every run's clock
+                    "variant_claims": 1, "variant_claims_plot": 1, "variant_report": 1, "all": 1}, out[-3000:]
+    variant = "results/quick/variants/ladder-average_train.lr-3e-3"
+    assert "train.lr=3e-3" in out and f"home={variant}, run=ladder/average, seed=0" in out
+    assert "train/ladder/average/seed0: variant 'ladder/average: train.lr=3e-3'" in out  # why, in words
+    written = re.findall(r"^    output: (.*)$", out, re.M)
+    assert written and all(p.startswith(variant) for line in written for p in line.split(", ")), written
 
 
 def test_a_table_asked_for_alone_retrains_the_runs_whose_key_changed(clone):
-    jobs, _ = dry_run(clone, "table_average_ladder", "--config", "profile=quick",
+    jobs, _ = dry_run(clone, "variant_table_average_ladder", "--config", "profile=quick",
                       "override=ladder/average: train.lr=3e-3")
-    assert jobs == {"key": 1, "train": 1, "table_average_ladder": 1}, jobs
+    assert jobs == {"key": 1, "train": 1, "variant_table_average_ladder": 1}, jobs
 
 
 def test_a_family_is_forced_through_snakemake(clone):
@@ -213,3 +217,26 @@ def test_every_readme_snakemake_command_dry_runs(clone, args):
     if "--report" in args:  # a report is built, not planned: ask Snakemake to build the DAG instead
         args = args[:args.index("--report")] + args[args.index("--report") + 2:]
     dry_run(clone, *args)
+
+
+@pytest.mark.parametrize("target, message", [
+    ("results/quick/tables/average_ladders.csv", r"no table 'average_ladders' .*; tables: attention_equivalence, "),
+    ("table_average_ladders", r"no rule 'table_average_ladders': .*; tables: attention_equivalence, "),
+    ("results/full/tables/ladder.csv", r"belongs to profile full; add --config profile=full"),
+])
+def test_a_target_no_rule_makes_names_what_there_is(clone, target, message):
+    result = snakemake(clone, "-n", "--cores", "1", target, "--config", "profile=quick")
+    assert result.returncode != 0 and re.search(message, result.stdout + result.stderr), result.stderr[-2000:]
+
+
+def test_a_changed_config_says_which_keys_changed(clone):
+    """A published run whose config changed: the plan says which keys, before Snakemake's own reasons."""
+    config = clone / "configs/experiment/ladder/block.yaml"
+    kept = config.read_text()
+    config.write_text(kept + "\ntrain:\n  lr: 0.002\n")
+    try:
+        jobs, out = dry_run(clone, "--config", "profile=quick")
+    finally:
+        config.write_text(kept)
+    assert jobs["train"] == 1
+    assert re.search(r"train/ladder/block/seed0: config changed: train.lr 0.001 -> 0.002", out), out[:3000]

@@ -140,3 +140,31 @@ def test_the_report_reads_in_a_browser(smoke_run, tmp_path):
     for frame, width in (("wide", 1280), ("narrow", 800)):  # wide tables scroll in their own box, not the page
         assert frames[frame]["scroll_width"] <= frames[frame]["width"], f"the page overflows sideways at {width} px"
         assert frames[frame]["split"] == [], f"verdicts or numbers broken across lines at {width} px"
+
+
+def test_an_override_is_a_variant_beside_the_published_results(smoke_run):
+    """override= trains its run and rebuilds what reads it under results/smoke/variants/<name>/: no
+    published file changes, its table holds the published row and the overridden one (the others
+    once), its figure and ledger name the override, and a plain run afterwards has nothing to do."""
+    def published():
+        return {p: p.read_bytes() for top in ("results/smoke", "figures/smoke") for p in (smoke_run / top).rglob("*")
+                if p.is_file() and "variants" not in p.parts}
+    before = published()
+    result = subprocess.run([*SNAKEMAKE, "override=ladder/average: train.lr=3e-3"], cwd=smoke_run,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert published() == before
+
+    variant = smoke_run / "results/smoke/variants/ladder-average_train.lr-3e-3"
+    label = "ladder/average: train.lr=3e-3"
+    table = pd.read_csv(variant / "tables/average_ladder.csv", dtype=str, keep_default_na=False)
+    assert list(zip(table["ablation"], table["row"])) == [("", "1"), ("published", "2"), (label, "2"), ("", "3"), ("", "4")]
+    assert list(table["overrides"]) == ["", "", "train.lr=3e-3", "", ""]
+    assert table["held_out_ppl"][1] != table["held_out_ppl"][2]
+    assert (variant / "figures/average_ladder.png").stat().st_size > (smoke_run / "figures/smoke/average_ladder.png").stat().st_size
+    assert f"Variant **{label}**" in (variant / "claims.md").read_text()
+    assert label in (variant / "report.html").read_text()
+
+    dry = subprocess.run([*SNAKEMAKE, "-n"], cwd=smoke_run, capture_output=True, text=True, check=True)
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+    assert variant.is_dir()

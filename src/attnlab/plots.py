@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from attnlab import style  # noqa: E402
 from attnlab.claims import Missing, load_claims  # noqa: E402
 from attnlab.claims.evaluate import select  # noqa: E402
 from attnlab.claims.rules import is_number  # noqa: E402
-from attnlab.tables import load_families, parse_named, registry  # noqa: E402
+from attnlab.tables import VARIANT, load_families, own_rows, parse_named, registry  # noqa: E402
 
 BUILDERS = {}
 figure = registry(BUILDERS)
@@ -153,6 +154,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("figure", choices=sorted(BUILDERS))
     parser.add_argument("--out", required=True, help="the PNG; the SVG is written beside it")
     parser.add_argument("--profile", required=True, help="the profile the inputs were built under")
+    parser.add_argument("--published", help="a variant's figure: the published PNG, drawn beside it")
+    parser.add_argument("--label", default="", help="a variant's figure: what the variant changed")
     parser.add_argument("inputs", nargs="*", help="name=path; table= and claims= are required")
     args = parser.parse_intermixed_args(argv)
     inputs = parse_named(args.inputs)
@@ -160,8 +163,14 @@ def main(argv: list[str] | None = None) -> None:
     if missing:
         parser.error(f"missing input {' and '.join(sorted(missing))}= "
                      "(claims=configs/claims.yaml: the chapter's values)")
-    with plt.rc_context(style.RC):
+    with tempfile.TemporaryDirectory() as scratch, plt.rc_context(style.RC):
+        table = pd.read_csv(inputs["table"][0])
+        if VARIANT in table.columns:  # a variant's table: the builder draws the variant's own rows
+            inputs["table"] = [str(Path(scratch, "table.csv"))]
+            own_rows(table).to_csv(inputs["table"][0], index=False)
         fig = BUILDERS[args.figure](inputs, context(args.figure, inputs, args.profile))
+        if args.published:
+            fig = style.beside_published(args.published, fig, args.label)
         style.save(fig, args.out)
         plt.close(fig)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab.claims.render import seeds_text, summary_line
+from attnlab.claims.render import seeds_text, summary_line, variant_lines
 from attnlab.data import atomic_path
 from attnlab.style import VERDICT_COLOURS, VERDICT_MARKS
 from attnlab.tables import CHAPTER_ORDER, for_people, parse_named
@@ -36,6 +36,7 @@ CSS = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 1180px; margin: 0 auto; padding: 1em 1.5em; color: #1f2328; }
 h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #d0d7de; }
 .meta, .shared { color: #57606a; font-size: .9em; }
+.variant { background: #fff8c5; border-left: 4px solid #bf8700; padding: .4em .7em; margin: .3em 0; }
 table { border-collapse: collapse; margin: .6em 0; font-size: .85em; }
 th, td { border: 1px solid #d0d7de; padding: .25em .5em; vertical-align: top; text-align: left; }
 th { background: #f6f8fa; }
@@ -197,6 +198,7 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
              "MATCH = the whole interval inside the tolerance; CONCLUSION HOLDS = the number misses, the "
              "chapter's point holds; INCONCLUSIVE = the interval straddles an edge (the note says how many seeds "
              "would decide); CONTRADICTED; MISSING = not measured.</p>".replace("{p}", esc(profile)),
+             "".join(f'<p class="variant">{esc(line).replace("**", "")}</p>' for line in variant_lines(ledger)),
              f'<section id="ledger"><h2>The verdict</h2><p><strong>{esc(summary_line(ledger))}</strong></p>',
              not_reproduced(ledger),
              claims_plot(claims_figure, folder) if claims_figure else "",
@@ -218,9 +220,10 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         table = pd.read_csv(tables[t], keep_default_na=False, na_values=[""], dtype=dict.fromkeys(PROVENANCE, str))
         parts.append(data_table(table))
         parts.append(provenance(table))
-        parts.append(f'<p class="meta">Data: <a href="tables/{t}.csv">{t}.csv</a> · <a href="tables/{t}.md">{t}.md</a>'
+        csv = Path(os.path.relpath(tables[t], folder)).as_posix()
+        parts.append(f'<p class="meta">Data: <a href="{esc(csv)}">{t}.csv</a> · <a href="{esc(csv[:-4])}.md">{t}.md</a>'
                      f" · rebuild it (and only what it needs): <code>.venv/bin/snakemake --cores 2 "
-                     f"results/{esc(profile)}/tables/{t}.csv --config profile={esc(profile)}</code></p>")
+                     f"table_{t} --config profile={esc(profile)}</code></p>")
         if t in figures:
             parts.append(figure_html(figures[t], f"figure {t}", folder))
         parts.append("</section>")

@@ -174,6 +174,27 @@ def layout(fig) -> None:
     fig.tight_layout(rect=(0, bottom / height, 1, (top - 4) / height))
 
 
+def beside_published(published_png: str | Path, fig, label: str):
+    """A variant's figure: the published figure above the variant's, each titled, drawn at their own
+    resolution as pictures (the builders lay out one figure each); stacked, so the pair reads at the
+    width of one figure."""
+    import matplotlib.pyplot as plt  # the caller chose the backend
+    layout(fig)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    plt.close(fig)
+    images = [np.asarray(Image.open(published_png).convert("RGB")), np.asarray(Image.open(buffer).convert("RGB"))]
+    dpi = fig.dpi
+    width = max(im.shape[1] for im in images) / dpi
+    both, axes = plt.subplots(2, 1, figsize=(width, sum(im.shape[0] for im in images) / dpi + 0.8),
+                              height_ratios=[im.shape[0] for im in images], dpi=dpi)
+    for ax, image, title in zip(axes, images, ("published", f"variant: {label}")):
+        ax.imshow(image, interpolation="none")
+        ax.set_title(title, loc="left", fontsize=12, fontweight="bold")
+        ax.set_axis_off()
+    return both
+
+
 def save(fig, path: str | Path) -> None:
     """Lay out and write the figure at `path` as a small PNG and beside it, same stem, as an SVG (to
     print or zoom), each the same bytes for the same figure: the PNG in 256 colours (plots have few),

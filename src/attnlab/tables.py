@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import math
 import pkgutil
 import sys
@@ -202,6 +203,43 @@ def write_table(df: pd.DataFrame, csv_path, md_path, title: str) -> None:
         tmp.write_text(f"## {title}\n\n{to_markdown(df)}\n", encoding="utf-8")
 
 
+# A variant's table (override= or seeds=, workflow/rules/common.smk) shows each published row its
+# runs change beside the variant's: `ablation` says which is which ("" where a row is the same in both).
+VARIANT = "ablation"
+PUBLISHED_ROW = "published"
+
+
+def beside_published(published: pd.DataFrame, ours: pd.DataFrame, label: str) -> pd.DataFrame:
+    """The variant's rows, each that differs from its published row (same place in the same builder's
+    table) preceded by that row; a table whose rows do not line up shows all of both."""
+    columns = [*ours.columns, *(c for c in published.columns if c not in ours.columns)]  # e.g. `overrides`
+    published, ours = published.reindex(columns=columns), ours.reindex(columns=columns)
+
+    def as_text(df):
+        return df.astype(object).where(df.notna(), "").astype(str).values.tolist()
+
+    def tagged(df, tag):
+        return df.assign(**{VARIANT: tag})[[VARIANT, *columns]]
+
+    if len(published) != len(ours):
+        return pd.concat([tagged(published, PUBLISHED_ROW), tagged(ours, label)], ignore_index=True)
+    rows = []
+    for i in range(len(ours)):
+        before, after = published.iloc[[i]], ours.iloc[[i]]
+        if as_text(before) == as_text(after):  # by value: a column only one side has is empty in the other
+            rows.append(tagged(after, ""))
+        else:
+            rows += [tagged(before, PUBLISHED_ROW), tagged(after, label)]
+    return pd.concat(rows, ignore_index=True)
+
+
+def own_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """A table as the ledger and the figures read it: a variant's without the published rows it shows."""
+    if VARIANT not in df.columns:
+        return df
+    return df[df[VARIANT] != PUBLISHED_ROW].drop(columns=VARIANT).reset_index(drop=True)
+
+
 def parse_named(items: list[str]) -> dict[str, list[str]]:
     named: dict[str, list[str]] = {}
     for item in items:
@@ -218,10 +256,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("table", choices=sorted(BUILDERS))
     parser.add_argument("--csv", required=True)
     parser.add_argument("--md", required=True)
+    parser.add_argument("--published", help="a variant's table: the published CSV, shown beside its rows")
+    parser.add_argument("--label", default="", help="a variant's table: what the variant changed")
     parser.add_argument("inputs", nargs="*", help="name=path")
     args = parser.parse_intermixed_args(argv)
     df = BUILDERS[args.table](parse_named(args.inputs))
-    write_table(df, args.csv, args.md, args.table)
+    if args.published:
+        published = pd.read_csv(args.published)
+        # read back as the published one was, so equal rows compare equal
+        df = beside_published(published, pd.read_csv(io.StringIO(df.to_csv(index=False))), args.label)
+    write_table(df, args.csv, args.md, args.table + (f" (variant: {args.label})" if args.published else ""))
 
 
 if __name__ == "__main__":

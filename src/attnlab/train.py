@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -28,7 +29,8 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from attnlab import data, runs
-from attnlab.config import ConfigError, ablations, check_train, compose, config_hash, experiments, git_commit, model_config, scaled
+from attnlab.config import (ROOT, ConfigError, ablations, check_train, compose, config_hash, experiments, git_commit,
+                            model_config, scaled)
 from attnlab.model import LanguageModel, autocast
 
 log = logging.getLogger("attnlab.train")
@@ -135,6 +137,8 @@ class Corpus:
     run_dir) -> its entries of metrics.json (final: the last evaluation), writing its own files."""
 
     def __init__(self, cfg: DictConfig, mcfg):
+        if cfg.data.corpus.get("local"):  # a named copy must exist and be the corpus, cache or not
+            data.fetch_corpus(cfg.data.corpus)
         data.prepare(cfg.data, cfg.profile.max_chars)  # no-op when the pipeline built the cache
         self.train_tokens, self.held_out, meta = data.load_tokens(cfg.data.dir)
         if meta["vocab_size"] != mcfg.vocab_size:
@@ -311,6 +315,28 @@ def check_overrides(argv: list[str]) -> None:
         sys.exit(f"error: {e}")
 
 
+def run_in_repository(argv: list[str]) -> list[str]:
+    """Move a hand run started elsewhere into the repository, where its paths are (outputs/, the
+    profile's token cache in results/<profile>/data/); a corpus named by a relative path is read from
+    where the user stood. A run given its folder (hydra.run.dir=, as the pipeline and the tests do)
+    stays where it was started, its paths relative to there."""
+    here = Path.cwd().resolve()
+    if here == ROOT or any(arg.startswith("hydra.run.dir=") for arg in argv):
+        return argv
+    moved = []
+    for arg in argv:
+        key, _, value = arg.partition("=")
+        if key.lstrip("+") == "data.corpus.local" and value and not Path(value).expanduser().is_absolute():
+            arg = f"{key}={here / value}"
+        moved.append(arg)
+    if os.environ.get("ATTNLAB_CORPUS") and not Path(os.environ["ATTNLAB_CORPUS"]).expanduser().is_absolute():
+        os.environ["ATTNLAB_CORPUS"] = str(here / os.environ["ATTNLAB_CORPUS"])
+    print(f"note: running in the repository, {ROOT}: outputs/ and results/ are written there", file=sys.stderr)
+    os.chdir(ROOT)
+    return moved
+
+
 if __name__ == "__main__":
+    sys.argv[1:] = run_in_repository(sys.argv[1:])
     check_overrides(sys.argv[1:])
     main()

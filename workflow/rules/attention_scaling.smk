@@ -6,7 +6,7 @@ import os
 from attnlab.measure.attention_scaling import MB, load_settings, memory_budget
 
 SCALING = f"{RESULTS}/measure/attention_scaling"
-SCALING_SETTINGS = load_settings(PROFILE)
+SCALING_SETTINGS = composed(f"attention_scaling {PROFILE}", lambda: load_settings(PROFILE))
 
 
 SCALING_CODE = module_code("attnlab.measure.attention_scaling")

@@ -4,11 +4,15 @@
 import functools
 import hashlib
 import json
+import os
+import re
 import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+from omegaconf import OmegaConf
 from snakemake.exceptions import WorkflowError
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
@@ -16,12 +20,73 @@ from attnlab.families import runs_of
 from attnlab.plots import BUILDERS as FIGURE_BUILDERS
 from attnlab.tables import BUILDERS as TABLE_BUILDERS, load_families
 from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose, config_hash, data_hash, experiments,
-                            model_config, source_files)
+                            model_config, provenance, source_files, NOT_HASHED)
 
 # Every rule names the project's environment (conda: ENVIRONMENT); under --use-conda Snakemake builds it
 # and each job runs its `python`, otherwise the interpreter running Snakemake (the project's .venv).
 ENVIRONMENT = "../../environment.yml"  # relative to workflow/rules/, where every rule lives
 PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
+
+
+def digest(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def code_hash(*patterns: str) -> str:
+    """Content hash of files (globs relative to the repository)."""
+    h = hashlib.sha256()
+    for path in sorted(p for pattern in patterns for p in Path(workflow.basedir).glob(pattern)):
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+# Composing a config with Hydra takes ~0.3 s, and the workflow needs every run's key on every call: a
+# key once composed (and the files each module imports) is kept in .snakemake/attnlab/composed.json
+# under a hash of every config and source file, so an edit of any of them composes afresh. A config
+# that fails its checks is never kept: its error shows on every call.
+COMPOSED_FILE = Path(workflow.basedir, ".snakemake/attnlab/composed.json")
+COMPOSE_INPUTS = code_hash("configs/**/*.yaml", "src/attnlab/**/*.py")
+
+
+def read_composed() -> dict:
+    try:
+        return json.loads(COMPOSED_FILE.read_text()).get(COMPOSE_INPUTS, {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+COMPOSED = read_composed()
+COMPOSED_BEFORE = dict(COMPOSED)
+
+
+def composed(what: str, compute):
+    """compute() (a composed config's key or settings), or what it gave when these files were last read."""
+    if what not in COMPOSED:
+        COMPOSED[what] = compute()
+    return COMPOSED[what]
+
+
+def keep_composed() -> None:
+    """Called once the workflow is read: keeps what was composed afresh for the next call."""
+    if COMPOSED != COMPOSED_BEFORE:
+        COMPOSED_FILE.parent.mkdir(parents=True, exist_ok=True)
+        tmp = COMPOSED_FILE.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({COMPOSE_INPUTS: COMPOSED}, sort_keys=True))
+        tmp.replace(COMPOSED_FILE)
+
+
+# Every table and figure asks for the keys of the same few modules: each is computed once per parse.
+@functools.lru_cache(maxsize=None)
+def module_code(*modules: str, files: tuple = ()) -> str:
+    """code_hash of the source the modules run (attnlab.config.source_files) and of other files they read."""
+    return code_hash(*sorted({p for m in modules for p in module_files(m)}), *files)
+
+
+def module_files(module: str) -> list[str]:
+    """The files a module runs, relative to the repository (composed.json keeps them: reading the
+    imports of every module took seconds)."""
+    return composed(f"imports {module}", lambda: sorted(str(p.relative_to(ROOT)) for p in source_files(module)))
+
 
 # --- the pipeline's options (--config name=value) ------------------------------------------------
 OPTIONS = {
@@ -39,7 +104,8 @@ PROFILES = sorted(p.stem for p in (CONFIG_DIR / "profile").glob("*.yaml"))
 PROFILE = str(config.get("profile", "full"))
 if PROFILE not in PROFILES:
     raise WorkflowError(f"unknown profile {PROFILE!r}; allowed: {PROFILES} (--config profile=...)")
-PROFILE_CONFIG = compose([f"profile={PROFILE}"]).profile
+PROFILE_CONFIG = OmegaConf.create(composed(f"profile {PROFILE}",
+                                           lambda: OmegaConf.to_container(compose([f"profile={PROFILE}"]).profile)))
 try:
     SEEDS = list(range(int(config.get("seeds", PROFILE_CONFIG.seeds))))
     assert SEEDS
@@ -86,29 +152,30 @@ def overrides_of(run: str) -> list[str]:
     return [o for scope, items in OVERRIDES for o in items if in_scope(scope, run)]
 
 
-def digest(*parts) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+# --- variants: an ablation beside the published results ------------------------------------------
+# override= or a seeds= other than the profile's make a variant. The runs it changes, and every table,
+# figure, ledger and report built from them, are written under results/<p>/variants/<name>/ (ignored
+# by git); the published results are read, never written. A plain run does not see a variant; deleting
+# its folder removes it. The name is readable from the options that made it.
+def variant_label() -> str:
+    parts = [f"{scope}: {' '.join(items)}" for scope, items in OVERRIDES]
+    if len(SEEDS) != PROFILE_CONFIG.seeds:
+        parts.append(f"seeds={len(SEEDS)}")
+    return "; ".join(parts)
 
 
-def code_hash(*patterns: str) -> str:
-    """Content hash of files (globs relative to the repository)."""
-    h = hashlib.sha256()
-    for path in sorted(p for pattern in patterns for p in Path(workflow.basedir).glob(pattern)):
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
+def variant_name(label: str) -> str:
+    # Hydra reads the run's folder from its command line: no '=' or other character its grammar treats apart
+    name = re.sub(r"[^A-Za-z0-9._+-]+", "_", label.replace("/", "-").replace(": ", "_").replace("; ", "__")
+                  .replace("=", "-"))
+    return name if len(name) <= 80 else f"{name[:70]}-{digest(label)[:8]}"
 
 
-# Every table and figure asks for the keys of the same few modules: each is computed once per
-# parse (parsing the source for imports each time made reading the Snakefile take half a minute).
-@functools.lru_cache(maxsize=None)
-def module_code(*modules: str, files: tuple = ()) -> str:
-    """code_hash of the source the modules run (attnlab.config.source_files) and of other files they read."""
-    return code_hash(*sorted({str(p.relative_to(ROOT)) for m in modules for p in module_files(m)}), *files)
-
-
-@functools.lru_cache(maxsize=None)
-def module_files(module: str) -> frozenset:
-    return frozenset(source_files(module))
+VARIANT_LABEL = variant_label()
+VARIANT = variant_name(VARIANT_LABEL) if VARIANT_LABEL else None
+VARIANT_DIR = f"{RESULTS}/variants/{VARIANT}" if VARIANT else None
+HOMES = [RESULTS] + ([VARIANT_DIR] if VARIANT else [])
+HOME_PATTERN = "|".join(re.escape(h) for h in HOMES)  # a rule's {home}: the published folder or the variant's
 
 
 # --- keys: what reruns a job ------------------------------------------------------------------------
@@ -128,9 +195,6 @@ def module_files(module: str) -> frozenset:
 # from reading those records; `make times` puts a clone's file times in order). Deleting an output
 # reruns its job and what reads it; `snakemake -R <rule or file>` forces a job (README: What reruns
 # a job).
-STAMPS = f"{RESULTS}/stamps"
-
-
 @dataclass(eq=False)
 class Step:
     job: str                  # names its key's folder: train/ladder/average/seed0, table_ladder, ...
@@ -138,6 +202,7 @@ class Step:
     outputs: list
     inputs: dict = field(default_factory=dict)  # name -> [paths]: what the job reads
     writes_key: bool = False  # a table, figure, the ledger or the report: it writes its key file
+    home: str = RESULTS       # where its key file lives: the published results, or the variant's folder
 
     @functools.cached_property
     def upstream(self) -> list:
@@ -151,7 +216,7 @@ class Step:
 
     @property
     def key_file(self) -> str:
-        return f"{STAMPS}/{self.job}/{self.key}.key"
+        return f"{self.home}/stamps/{self.job}/{self.key}.key"
 
     def rule_inputs(self) -> dict:
         """The rule's input: what the job reads, and its own key file or those of the jobs it reads from."""
@@ -160,13 +225,13 @@ class Step:
 
 
 STEPS = {}  # output path -> Step
-JOBS = {}   # job name -> Step
+JOBS = {}   # (home, job name) -> Step
 
 
 def register(step: Step) -> Step:
     for path in step.outputs:
         STEPS.setdefault(path, step)
-    return JOBS.setdefault(step.job, step)
+    return JOBS.setdefault((step.home, step.job), step)
 
 
 def logged(cmd: str) -> str:
@@ -182,24 +247,25 @@ def logged_with_key(cmd: str) -> str:
     return logged(cmd) + "\nrm -f $(dirname {output.key})/*.key && echo {params.key} > {output.key}"
 
 
-def current_key(job: str, key: str) -> str:
+def current_key(home: str, job: str, key: str) -> str:
     """The key rule `key` writes: a key asked for by hand that is not the job's current one is refused."""
-    current = JOBS[job].key if job in JOBS else "no such job"
+    current = JOBS[home, job].key if (home, job) in JOBS else "no such job"
     if key != current:
-        raise WorkflowError(f"{job}: {key} is not its current key ({current})")
+        raise WorkflowError(f"{home}/{job}: {key} is not its current key ({current})")
     return key
 
 
 rule key:
-    output: f"{STAMPS}/{{job}}/{{key}}.key"
+    output: "{home}/stamps/{job}/{key}.key"
     wildcard_constraints:
+        home=HOME_PATTERN,
         # the jobs that read their key: runs, measurements, the data stages
         job=r"(train|winograd_train|winograd_split|measure_[a-z_]+)(/[a-z0-9_/]+)?|corpus|tokenizer|tokens",
         key=r"[0-9a-f]+",
     params:
-        current=lambda w: current_key(w.job, w.key),
+        current=lambda w: current_key(w.home, w.job, w.key),
     resources: mem_mb=100, runtime=1
-    log: f"{RESULTS}/logs/key/{{job}}/{{key}}.log"
+    log: "{home}/logs/key/{job}/{key}.log"
     conda: ENVIRONMENT
     shell:
         # the job's earlier keys go: one key file per job, the one its outputs were made under
@@ -207,26 +273,41 @@ rule key:
 
 
 # --- training runs --------------------------------------------------------------------------------
-def run_dir(run: str, seed) -> str:
-    return f"{RESULTS}/runs/{run}/seed{seed}"
+# A run's folder: results/<p>/runs/<family>/<run>/seed<k>/, or the variant's when an override changes
+# the run or the seed is one the published results do not train.
+def run_dir(home: str, run: str, seed) -> str:
+    return f"{home}/runs/{run}/seed{seed}"
+
+
+def run_key(run: str, seed: int, overrides: list) -> str:
+    """The hash of the config `python -m attnlab.train experiment=run profile=... seed=... <overrides>`
+    composes, once it passed the checks every run makes."""
+    def compute():
+        cfg = compose([f"experiment={run}", f"profile={PROFILE}", f"seed={seed}", *overrides])
+        check_train(cfg)
+        model_config(cfg)  # a bad override stops here, before any job runs
+        return config_hash(cfg)
+
+    try:
+        return composed(digest("train", run, PROFILE, seed, overrides), compute)
+    except ConfigError as e:
+        raise WorkflowError(f"override for {run}: {e}")
 
 
 @functools.cache
-def train_step(run: str, seed: int) -> Step:
-    """One training job: its key is the hash of the config `python -m attnlab.train experiment=run
-    profile=... seed=... <overrides>` composes."""
+def train_step(run: str, seed: int, variant: bool = False) -> Step:
+    """One training job, as the published results train it or (variant) with override= applied."""
     if run not in EXPERIMENTS:
         raise WorkflowError(f"unknown experiment {run!r}; known: {EXPERIMENTS}")
-    try:
-        cfg = compose([f"experiment={run}", f"profile={PROFILE}", f"seed={seed}", *overrides_of(run)])
-        check_train(cfg)
-        model_config(cfg)  # a bad override stops here, before any job runs
-        key = config_hash(cfg)
-    except ConfigError as e:
-        raise WorkflowError(f"override for {run}: {e}")
-    folder = run_dir(run, seed)
-    return register(Step(f"train/{run}/seed{seed}", key, [f"{folder}/{name}" for name in RUN_FILES],
-                         {"tokens": [TOKENS_RECORD]}))  # the token cache is rebuilt by a run that misses it
+    overrides = overrides_of(run) if variant else []
+    home = RESULTS if not overrides and seed < len(seeds_of(run)) else VARIANT_DIR
+    folder = run_dir(home, run, seed)
+    return register(Step(f"train/{run}/seed{seed}", run_key(run, seed, overrides),
+                         [f"{folder}/{name}" for name in RUN_FILES],
+                         # the token cache is rebuilt by a run that misses it; the run's key holds the data
+                         # config, so the record's time is no reason to retrain
+                         {"tokens": [ancient(TOKENS_RECORD)]},
+                         home=home))
 
 
 RUN_FILES = ("metrics.json", "curve.csv", "evals.csv", "config.yaml")
@@ -238,22 +319,23 @@ if not all(run in EXPERIMENTS and isinstance(n, int) and n >= 1 for run, n in MO
                         f"experiments: {EXPERIMENTS}")
 
 
-def seeds_of(run: str) -> list[int]:
-    """The seeds a run trains: the pipeline's count, or more where seeds_per_run says so (rows whose
-    claims need more seeds to be decided)."""
-    return list(range(max(len(SEEDS), MORE_SEEDS.get(run, 0))))
+def seeds_of(run: str, variant: bool = False) -> list[int]:
+    """The seeds a run trains: the profile's count (a variant's: seeds=), or more where seeds_per_run
+    says so (rows whose claims need more seeds to be decided)."""
+    return list(range(max(len(SEEDS) if variant else PROFILE_CONFIG.seeds, MORE_SEEDS.get(run, 0))))
 
 
-def run_metrics(run: str) -> list[str]:
+def run_metrics(run: str, variant: bool = False) -> list[str]:
     """metrics.json of every seed of one experiment run (its curve.csv and evals.csv sit beside it)."""
-    return [train_step(run, seed).outputs[0] for seed in seeds_of(run)]
+    return [train_step(run, seed, variant).outputs[0] for seed in seeds_of(run, variant)]
 
 
 # --- tables ---------------------------------------------------------------------------------------
-# id -> {"inputs": {name: [paths]}, "figure_inputs": {name: [paths]}, "figure": bool, "category": str}
+# id -> {"inputs": {name: [paths]}, "variant_inputs": the variant's where they differ (else None),
+#        "figure_inputs": {name: [paths]}, "figure": bool, "category": str}
 TABLES = {}
 FAMILY_RULES = sorted(str(p) for p in Path(workflow.basedir, "workflow/rules").glob("*.smk")
-                      if p.stem not in ("common", "data", "train", "tables", "report"))
+                      if p.stem not in ("common", "data", "train", "tables", "report", "targets"))
 
 
 load_families()  # every @table and @figure builder, so the registry knows which tables have a figure
@@ -261,16 +343,71 @@ load_families()  # every @table and @figure builder, so the registry knows which
 
 def add_table(table_id, runs=None, inputs=None, figure_inputs=None, category="Tables"):
     """Register a table: `runs` maps row names to experiments (families/<family>.py declares them),
-    `inputs` names other files. tables.smk turns each entry into a table rule, and a figure rule
-    where the family registered a figure builder."""
+    `inputs` names other files (for runs a family lays out itself, a function of `variant` that
+    names them). tables.smk turns each entry into a table rule, and a figure rule where the family
+    registered a figure builder; a variant's, where its inputs differ from the published table's."""
     if table_id not in TABLE_BUILDERS:
         raise WorkflowError(f"table {table_id!r} has no builder (@table) in src/attnlab/families/")
-    named = {name: run_metrics(run) for name, run in (runs or {}).items()}
-    named.update({name: [p] if isinstance(p, str) else list(p) for name, p in (inputs or {}).items()})
-    TABLES[table_id] = {"inputs": named, "figure": table_id in FIGURE_BUILDERS, "category": category,
+
+    def named(variant: bool) -> dict:
+        found = {name: run_metrics(run, variant) for name, run in (runs or {}).items()}
+        for name, paths in (inputs(variant) if callable(inputs) else inputs or {}).items():
+            found[name] = [paths] if isinstance(paths, str) else list(paths)
+        return found
+
+    published = named(False)
+    in_variant = named(True) if VARIANT else published
+    TABLES[table_id] = {"inputs": published, "variant_inputs": in_variant if in_variant != published else None,
+                        "figure": table_id in FIGURE_BUILDERS, "category": category,
                         "figure_inputs": {n: [p] if isinstance(p, str) else list(p) for n, p in (figure_inputs or {}).items()}}
 
 
 def named_args(named: dict) -> str:
     """name=path arguments for the attnlab.tables / attnlab.plots command lines."""
     return " ".join(shlex.quote(f"{name}={path}") for name, paths in named.items() for path in paths)
+
+
+# --- why a job runs -------------------------------------------------------------------------------
+def flat(tree: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in tree.items():
+        out.update(flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+    return out
+
+
+def config_change(step: Step) -> str:
+    """The config keys in which a published run's new config differs from the one it trained under."""
+    run, seed = step.job.removeprefix("train/").rsplit("/seed", 1)
+    try:
+        old = flat(yaml.safe_load(Path(run_dir(RESULTS, run, seed), "config.yaml").read_text())["config"])
+    except (OSError, KeyError, TypeError, yaml.YAMLError):
+        return "the run's config.yaml is missing"
+    new = flat(provenance(compose([f"experiment={run}", f"profile={PROFILE}", f"seed={seed}"])))
+    changed = [f"{k} {old[k]!r} -> {new[k]!r}" for k in sorted(old.keys() & new.keys())
+               if old[k] != new[k] and k not in NOT_HASHED]
+    added = len(new.keys() - old.keys())
+    return "config changed: " + ", ".join(changed + [f"{added} keys new since it trained"] * bool(added))
+
+
+def why_jobs_run(limit: int = 15) -> None:
+    """Say in words why each job whose key file is missing will run when asked for (Snakemake's own
+    reason is only "missing output": the key file)."""
+    reasons = []
+    for (home, job), step in JOBS.items():
+        if os.path.exists(step.key_file):
+            continue
+        folder = Path(step.key_file).parent
+        older = sorted(folder.glob("*.key")) if folder.is_dir() else []
+        if home != RESULTS:
+            why = f"variant {VARIANT_LABEL!r}"
+        elif not older:
+            why = "never built here"
+        elif job.startswith("train/"):
+            why = config_change(step)
+        else:
+            why = f"its code or what it reads changed (key {older[-1].stem} -> {step.key})"
+        reasons.append(f"  {job}: {why}")
+    if reasons:
+        print(f"why jobs run ({len(reasons)} with a new key; the ones the targets need run):", file=sys.stderr)
+        print("\n".join(reasons[:limit] + ([f"  ... and {len(reasons) - limit} more"] if len(reasons) > limit else [])),
+              file=sys.stderr)

@@ -6,7 +6,7 @@
 # neither the cache nor, through it, everything downstream for jobs that need not run.
 
 DATA = f"{RESULTS}/data"
-DATA_HASH = data_hash(compose([f"profile={PROFILE}"]))
+DATA_HASH = composed(f"data {PROFILE}", lambda: data_hash(compose([f"profile={PROFILE}"])))
 TOKENS_RECORD = f"{RESULTS}/tokens.json"
 DATA_STAGES = {"corpus": {"text": f"{DATA}/corpus.txt"}, "tokenizer": {"tokenizer": f"{DATA}/tokenizer.json"},
                "tokens": {"ids": f"{DATA}/tokens.npy", "meta": f"{DATA}/tokens.json", "record": TOKENS_RECORD}}
@@ -18,11 +18,18 @@ def data_step(stage: str) -> Step:
                          {s: list(DATA_STAGES[s].values())[:1] for s in earlier}))
 
 
+def by_key_only(inputs: dict) -> dict:
+    """What a stage reads, as ancient: a file's time never reruns a stage, a new key (a missing key
+    file) does. A job that found no cache rebuilt all three stages after the committed record and key
+    files, and those times must not rerun the record and, through it, every run."""
+    return {name: [ancient(p) for p in paths] for name, paths in inputs.items()}
+
+
 for _stage in DATA_STAGES:
 
     rule:
         name: _stage
-        input: **data_step(_stage).rule_inputs()
+        input: **by_key_only(data_step(_stage).rule_inputs())
         output: **DATA_STAGES[_stage]
         params:
             stage=_stage,

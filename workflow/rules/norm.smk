@@ -8,8 +8,10 @@ GRAD_NORMS = f"{RESULTS}/measure/norm_grad_init/grad_norms.csv"
 GRAD_NORMS_STEP = register(Step(
     "measure_norm_grad_init",
     digest(module_code("attnlab.measure.grad_norms"), dict(PROFILE_CONFIG.measure.norm_grad_init),
-           [config_hash(compose([f"experiment=norm/{n}_no_warmup", f"profile={PROFILE}"]).model) for n in ("pre", "post")]),
-    [GRAD_NORMS], {"tokens": [TOKENS_RECORD]}))
+           [composed(f"norm model {n} {PROFILE}", lambda: config_hash(compose([f"experiment=norm/{n}_no_warmup",
+                                                                               f"profile={PROFILE}"]).model))
+            for n in ("pre", "post")]),
+    [GRAD_NORMS], {"tokens": [ancient(TOKENS_RECORD)]}))  # as a run reads it
 
 
 rule measure_norm_grad_init:

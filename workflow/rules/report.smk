@@ -6,77 +6,97 @@
 # snakemake --report results/<p>/snakemake_report.html --config profile=<p>.
 
 CLAIMS_CODE = module_code("attnlab.claims.__main__", files=(CLAIMS_FILE,))
-CLAIMS = [f"{RESULTS}/claims.csv", f"{RESULTS}/claims.md"]
-TABLE_CSVS = [f"{RESULTS}/tables/{table_id}.csv" for table_id in sorted(TABLES)]
-FIGURE_PNGS = [f"{FIGURES}/{t}.png" for t in sorted(TABLES) if TABLES[t]["figure"]]
-CLAIMS_STEP = register(Step("claims", digest(CLAIMS_CODE, TABLE_CSVS), CLAIMS, {"tables": TABLE_CSVS}, writes_key=True))
 
 
-rule claims:
-    input: **CLAIMS_STEP.rule_inputs()
-    output: csv=CLAIMS[0], md=CLAIMS[1], key=CLAIMS_STEP.key_file
-    params: claims=CLAIMS_FILE, tables=" ".join(TABLE_CSVS), key=CLAIMS_STEP.key
-    resources: mem_mb=1000, runtime=5
-    log: f"{RESULTS}/logs/claims.log"
-    conda: ENVIRONMENT
-    shell:
-        logged_with_key("{PYTHON} -m attnlab.claims check --claims {params.claims} --profile {PROFILE}"
-                        " --csv {output.csv} --md {output.md} {params.tables}")
+@functools.cache
+def sink_steps(variant: bool) -> list[Step]:
+    """The ledger, its plot and the report, of the published results or of the variant (which reads
+    its own tables and figures where it has them, the published ones elsewhere, and names itself)."""
+    home = VARIANT_DIR if variant else RESULTS
+    figures = f"{VARIANT_DIR}/figures" if variant else FIGURES
+    tables = [table_csv(t, variant) for t in sorted(TABLES)]
+    claims = [f"{home}/claims.csv", f"{home}/claims.md"]
+    own_key = digest(CLAIMS_CODE, tables)
+    inputs = {"tables": tables}
+    if variant:  # the published ledger: which verdicts the variant changes
+        own_key, inputs = digest(own_key, VARIANT_LABEL), {**inputs, "published": [f"{RESULTS}/claims.csv"]}
+    ledger = register(Step("claims", own_key, claims, inputs, writes_key=True, home=home))
+    plot = register(Step("claims_plot", module_code("attnlab.claims.plot"),
+                         [f"{figures}/claims.png", f"{figures}/claims.svg"], {"ledger": claims[:1]},
+                         writes_key=True, home=home))
+    report_inputs = {"ledger": claims[:1], "claims_figure": plot.outputs[:1], "table": tables,
+                     "figure": [figure_png(t, variant) for t in sorted(TABLES) if TABLES[t]["figure"]],
+                     "caption": [f"workflow/report/{t}.rst" for t in sorted(TABLES)]}
+    # the captions are files of the repository, not outputs: their text is part of the key
+    page = register(Step("report", digest(module_code("attnlab.report"),
+                                            [Path(p).read_text(encoding="utf-8") for p in report_inputs["caption"]]),
+                           [f"{home}/report.html"], report_inputs, writes_key=True, home=home))
+    return [ledger, plot, page]
 
 
-CLAIMS_PLOT_STEP = register(Step("claims_plot", module_code("attnlab.claims.plot"),
-                                 [f"{FIGURES}/claims.png", f"{FIGURES}/claims.svg"], {"ledger": CLAIMS[:1]},
-                                 writes_key=True))
+CLAIMS_STEP = sink_steps(False)[0]
 
 
-rule claims_plot:
-    input: **CLAIMS_PLOT_STEP.rule_inputs()
-    output:
-        png=report(f"{FIGURES}/claims.png", caption="../report/claims.rst", category="Claims ledger"),
-        svg=f"{FIGURES}/claims.svg",
-        key=CLAIMS_PLOT_STEP.key_file,
-    params: key=CLAIMS_PLOT_STEP.key
-    resources: mem_mb=1000, runtime=5
-    log: f"{RESULTS}/logs/claims_plot.log"
-    conda: ENVIRONMENT
-    shell:
-        logged_with_key("{PYTHON} -m attnlab.claims.plot --ledger {input.ledger} --out {output.png}")
+for _ledger, _plot, _report in [sink_steps(False)] + ([sink_steps(True)] if VARIANT else []):
+    _prefix = "variant_" if _ledger.home != RESULTS else ""
+
+    rule:
+        name: f"{_prefix}claims"
+        input: **_ledger.rule_inputs()
+        output: csv=_ledger.outputs[0], md=_ledger.outputs[1], key=_ledger.key_file
+        params:
+            claims=CLAIMS_FILE,
+            tables=" ".join(_ledger.inputs["tables"]),
+            variant=f"--published {_ledger.inputs['published'][0]} --label {shlex.quote(VARIANT_LABEL)}"
+                    if "published" in _ledger.inputs else "",
+            key=_ledger.key,
+        resources: mem_mb=1000, runtime=5
+        log: f"{_ledger.home}/logs/claims.log"
+        conda: ENVIRONMENT
+        shell:
+            logged_with_key("{PYTHON} -m attnlab.claims check --claims {params.claims} --profile {PROFILE}"
+                            " --csv {output.csv} --md {output.md} {params.variant} {params.tables}")
 
 
-_report_inputs = {"ledger": CLAIMS[:1], "claims_figure": [f"{FIGURES}/claims.png"], "table": TABLE_CSVS,
-                  "figure": FIGURE_PNGS, "caption": [f"workflow/report/{t}.rst" for t in sorted(TABLES)]}
-# the captions are files of the repository, not outputs: their text is part of the key
-REPORT_STEP = register(Step("report", digest(module_code("attnlab.report"),
-                                             [Path(p).read_text(encoding="utf-8") for p in _report_inputs["caption"]]),
-                            [f"{RESULTS}/report.html"], _report_inputs, writes_key=True))
+    rule:
+        name: f"{_prefix}claims_plot"
+        input: **_plot.rule_inputs()
+        output:
+            png=report(_plot.outputs[0], caption="../report/claims.rst", category="Claims ledger"),
+            svg=_plot.outputs[1],
+            key=_plot.key_file,
+        params: key=_plot.key
+        resources: mem_mb=1000, runtime=5
+        log: f"{_plot.home}/logs/claims_plot.log"
+        conda: ENVIRONMENT
+        shell:
+            logged_with_key("{PYTHON} -m attnlab.claims.plot --ledger {input.ledger} --out {output.png}")
 
 
-rule report:
-    input: **REPORT_STEP.rule_inputs()
-    output:
-        html=report(f"{RESULTS}/report.html", caption="../report/claims.rst", category="Claims ledger"),
-        key=REPORT_STEP.key_file,
-    params:
-        args=named_args({k: v for k, v in REPORT_STEP.inputs.items() if k != "ledger"}),
-        key=REPORT_STEP.key,
-    resources: mem_mb=1000, runtime=5
-    log: f"{RESULTS}/logs/report.log"
-    conda: ENVIRONMENT
-    shell:
-        logged_with_key("{PYTHON} -m attnlab.report --profile {PROFILE} --ledger {input.ledger} --out {output.html} "
-                        "{params.args}")
+    rule:
+        name: f"{_prefix}report"
+        input: **_report.rule_inputs()
+        output:
+            html=report(_report.outputs[0], caption="../report/claims.rst", category="Claims ledger"),
+            key=_report.key_file,
+        params:
+            args=named_args({k: v for k, v in _report.inputs.items() if k != "ledger"}),
+            key=_report.key,
+        resources: mem_mb=1000, runtime=5
+        log: f"{_report.home}/logs/report.log"
+        conda: ENVIRONMENT
+        shell:
+            logged_with_key("{PYTHON} -m attnlab.report --profile {PROFILE} --ledger {input.ledger} --out {output.html} "
+                            "{params.args}")
 
-
-SINK_STEPS = [CLAIMS_STEP, CLAIMS_PLOT_STEP, REPORT_STEP]
 
 # The README's Results section is the full profile's: only that profile rewrites it.
 if PROFILE == "full":
     # what the README section links to: every table's Markdown and figure, the report, the cost table
-    _links = {"table": [f"{RESULTS}/tables/{t}.md" for t in sorted(TABLES)], "figure": FIGURE_PNGS,
+    _links = {"table": [f"{RESULTS}/tables/{t}.md" for t in sorted(TABLES)], "figure": [figure_png(t) for t in sorted(TABLES) if TABLES[t]["figure"]],
               "report": [f"{RESULTS}/report.html"], "time": [f"{RESULTS}/tables/pipeline_time.csv"]}
     README_STEP = register(Step("readme_results", digest(CLAIMS_CODE, _links), [f"{RESULTS}/readme_results.md"],
-                                {"ledger": CLAIMS[:1], **_links}, writes_key=True))
-    SINK_STEPS.append(README_STEP)
+                                {"ledger": CLAIMS_STEP.outputs[:1], **_links}, writes_key=True))
 
     rule readme_results:
         input: **README_STEP.rule_inputs()
@@ -93,6 +113,9 @@ if PROFILE == "full":
 # The default target asks for every job's outputs and key file, so that a deleted output (Snakemake
 # otherwise leaves a missing intermediate alone while what reads it exists) or a key that changed is
 # rebuilt, with everything downstream. The token cache is the exception: not committed, it is rebuilt
-# by the jobs that read it, when they run.
-PUBLISHED = sorted({path for step in JOBS.values() for path in [*step.outputs, step.key_file]
+# by the jobs that read it, when they run. With override= or seeds=, it asks for the variant's
+# outputs instead: the published ones are what the variant reads.
+PUBLISHED = sorted({path for step in JOBS.values() if step.home == RESULTS for path in [*step.outputs, step.key_file]
                     if not path.startswith(f"{DATA}/")})
+VARIANT_OUTPUTS = sorted({path for step in JOBS.values() if step.home == VARIANT_DIR
+                          for path in [*step.outputs, step.key_file]})

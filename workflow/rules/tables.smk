@@ -1,19 +1,23 @@
 # One rule per registered table (CSV + Markdown) and per figure, named table_<id> / figure_<id>.
 # Their key is the builder's code (its family module and what it imports) and the keys of what it
-# reads.
+# reads. In a variant, a table whose inputs the variant changes gets a second pair, variant_table_<id>
+# / variant_figure_<id>, written under the variant's folder: the published rows beside the variant's.
 
-def runs_by_family() -> dict[str, list[str]]:
-    """metrics.json of every run the families registered, by family (Winograd's as `winograd`)."""
+def runs_by_family(variant: bool) -> dict[str, list[str]]:
+    """metrics.json of every run the tables read, by family (Winograd's as `winograd`)."""
     found = {}
-    for step in JOBS.values():
-        kind, _, name = step.job.partition("/")
-        if kind in ("train", "winograd_train"):
-            found.setdefault("winograd" if kind == "winograd_train" else name.split("/")[0], []).append(step.outputs[0])
+    for spec in TABLES.values():
+        for path in (spec["variant_inputs"] if variant and spec["variant_inputs"] else spec["inputs"]).values():
+            for p in path:
+                step = STEPS.get(p)
+                kind, _, name = step.job.partition("/") if step else ("", "", "")
+                if kind in ("train", "winograd_train") and p == step.outputs[0]:
+                    found.setdefault("winograd" if kind == "winograd_train" else name.split("/")[0], set()).add(p)
     return {family: sorted(paths) for family, paths in sorted(found.items())}
 
 
 # What the profile's training cost, from every run's own clock (src/attnlab/families/pipeline.py).
-add_table("pipeline_time", inputs=runs_by_family())
+add_table("pipeline_time", inputs=runs_by_family)
 
 
 def builder_code(builder, files=()) -> str:
@@ -21,55 +25,95 @@ def builder_code(builder, files=()) -> str:
     return module_code("attnlab.tables", "attnlab.plots", builder.__module__, files=files)
 
 
-def table_step(table_id: str) -> Step:
-    inputs = TABLES[table_id]["inputs"]
-    return register(Step(f"table_{table_id}", digest(builder_code(TABLE_BUILDERS[table_id]), table_id, inputs),
-                         [f"{RESULTS}/tables/{table_id}.csv", f"{RESULTS}/tables/{table_id}.md"], inputs, writes_key=True))
+def table_csv(table_id: str, variant: bool = False) -> str:
+    """The table a reader of this run reads: the variant's where the variant changes it."""
+    return table_step(table_id, variant and bool(TABLES[table_id]["variant_inputs"])).outputs[0]
 
 
-def figure_step(table_id: str) -> Step:
+@functools.cache
+def table_step(table_id: str, variant: bool = False) -> Step:
+    code = builder_code(TABLE_BUILDERS[table_id])
+    if not variant:
+        inputs = TABLES[table_id]["inputs"]
+        return register(Step(f"table_{table_id}", digest(code, table_id, inputs),
+                             [f"{RESULTS}/tables/{table_id}.csv", f"{RESULTS}/tables/{table_id}.md"], inputs,
+                             writes_key=True))
+    inputs = {**TABLES[table_id]["variant_inputs"], "published": [table_csv(table_id)]}
+    return register(Step(f"table_{table_id}", digest(code, table_id, inputs, VARIANT_LABEL),
+                         [f"{VARIANT_DIR}/tables/{table_id}.csv", f"{VARIANT_DIR}/tables/{table_id}.md"], inputs,
+                         writes_key=True, home=VARIANT_DIR))
+
+
+@functools.cache
+def figure_step(table_id: str, variant: bool = False) -> Step:
     spec = TABLES[table_id]
     # the chapter's values are drawn too: the ledger is an input, its text part of the key
-    inputs = {"table": [f"{RESULTS}/tables/{table_id}.csv"], "claims": [CLAIMS_FILE], **spec["inputs"],
-              **spec["figure_inputs"]}
+    inputs = {"table": [table_csv(table_id, variant)], "claims": [CLAIMS_FILE],
+              **(spec["variant_inputs"] if variant else spec["inputs"]), **spec["figure_inputs"]}
     code = builder_code(FIGURE_BUILDERS[table_id], files=(CLAIMS_FILE,))
-    return register(Step(f"figure_{table_id}", digest(code, table_id, inputs),
-                         [f"{FIGURES}/{table_id}.png", f"{FIGURES}/{table_id}.svg"], inputs,  # the SVG for print
-                         writes_key=True))
+    if not variant:
+        return register(Step(f"figure_{table_id}", digest(code, table_id, inputs),
+                             [f"{FIGURES}/{table_id}.png", f"{FIGURES}/{table_id}.svg"], inputs,  # the SVG for print
+                             writes_key=True))
+    inputs["published"] = figure_step(table_id).outputs[:1]  # drawn beside the variant's
+    return register(Step(f"figure_{table_id}", digest(code, table_id, inputs, VARIANT_LABEL),
+                         [f"{VARIANT_DIR}/figures/{table_id}.png", f"{VARIANT_DIR}/figures/{table_id}.svg"], inputs,
+                         writes_key=True, home=VARIANT_DIR))
+
+
+def figure_png(table_id: str, variant: bool = False) -> str:
+    return figure_step(table_id, variant and bool(TABLES[table_id]["variant_inputs"])).outputs[0]
+
+
+def variant_args(step: Step) -> str:
+    """A variant's table or figure also reads the published one, and names the variant."""
+    return f"--published {step.inputs['published'][0]} --label {shlex.quote(VARIANT_LABEL)}" if "published" in step.inputs else ""
 
 
 for _id, _spec in TABLES.items():
-
-    rule:
-        name: f"table_{_id}"
-        input:
-            unpack(lambda w, _id=_id: table_step(_id).rule_inputs())
-        output:
-            csv=report(f"{RESULTS}/tables/{_id}.csv", caption=f"../report/{_id}.rst", category=_spec["category"]),
-            md=f"{RESULTS}/tables/{_id}.md",
-            key=table_step(_id).key_file,
-        params: args=named_args(_spec["inputs"]), table=_id, key=table_step(_id).key
-        resources: mem_mb=2000, runtime=10
-        log: f"{RESULTS}/logs/table_{_id}.log"
-        conda: ENVIRONMENT
-        shell:
-            logged_with_key("{PYTHON} -m attnlab.tables {params.table} --csv {output.csv} --md {output.md} {params.args}")
-
-
-    if _spec["figure"]:
+    for _variant in (False, True) if _spec["variant_inputs"] else (False,):
+        _prefix = "variant_" if _variant else ""
 
         rule:
-            name: f"figure_{_id}"
+            name: f"{_prefix}table_{_id}"
             input:
-                unpack(lambda w, _id=_id: figure_step(_id).rule_inputs())
+                unpack(lambda w, _id=_id, _variant=_variant: table_step(_id, _variant).rule_inputs())
             output:
-                png=report(f"{FIGURES}/{_id}.png", caption=f"../report/{_id}.rst", category="Figures"),
-                svg=f"{FIGURES}/{_id}.svg",
-                key=figure_step(_id).key_file,
-            params: args=named_args(figure_step(_id).inputs), table=_id, key=figure_step(_id).key
+                csv=report(table_step(_id, _variant).outputs[0], caption=f"../report/{_id}.rst", category=_spec["category"]),
+                md=table_step(_id, _variant).outputs[1],
+                key=table_step(_id, _variant).key_file,
+            params:
+                args=named_args({k: v for k, v in table_step(_id, _variant).inputs.items() if k != "published"}),
+                variant=variant_args(table_step(_id, _variant)),
+                table=_id,
+                key=table_step(_id, _variant).key,
             resources: mem_mb=2000, runtime=10
-            log: f"{RESULTS}/logs/figure_{_id}.log"
+            log: f"{table_step(_id, _variant).home}/logs/table_{_id}.log"
             conda: ENVIRONMENT
             shell:
-                logged_with_key("{PYTHON} -m attnlab.plots {params.table} --profile {PROFILE} --out {output.png} "
-                                "{params.args}")
+                logged_with_key("{PYTHON} -m attnlab.tables {params.table} --csv {output.csv} --md {output.md} "
+                                "{params.variant} {params.args}")
+
+
+        if _spec["figure"]:
+
+            rule:
+                name: f"{_prefix}figure_{_id}"
+                input:
+                    unpack(lambda w, _id=_id, _variant=_variant: figure_step(_id, _variant).rule_inputs())
+                output:
+                    png=report(figure_step(_id, _variant).outputs[0], caption=f"../report/{_id}.rst", category="Figures"),
+                    svg=figure_step(_id, _variant).outputs[1],
+                    key=figure_step(_id, _variant).key_file,
+                params:
+                    args=named_args({k: v for k, v in figure_step(_id, _variant).inputs.items() if k != "published"}),
+                    variant=variant_args(figure_step(_id, _variant)),
+                    table=_id,
+                    key=figure_step(_id, _variant).key,
+                resources: mem_mb=2000, runtime=10
+                log: f"{figure_step(_id, _variant).home}/logs/figure_{_id}.log"
+                conda: ENVIRONMENT
+                shell:
+                    logged_with_key("{PYTHON} -m attnlab.plots {params.table} --profile {PROFILE} --out {output.png} "
+                                    "{params.variant} {params.args}")
+

@@ -4,7 +4,6 @@
 # --lint 'mixed rules and functions': this family's Step functions (its jobs' keys, inputs, outputs) stay beside its rules.
 import os
 
-from omegaconf import OmegaConf
 
 THROUGHPUT = f"{RESULTS}/measure/throughput/throughput.json"
 THROUGHPUT_SETTINGS = PROFILE_CONFIG.measure.throughput
@@ -14,7 +13,8 @@ THROUGHPUT_SETTINGS = PROFILE_CONFIG.measure.throughput
 def throughput_step() -> Step:
     # an edit of the settings, of the measuring code or of a measured experiment (its shapes, its
     # batch) reruns the measurement
-    experiments = [config_hash(compose([f"experiment={e}", f"profile={PROFILE}"])) for e in THROUGHPUT_SETTINGS.experiments]
+    experiments = [composed(f"throughput {e} {PROFILE}", lambda: config_hash(compose([f"experiment={e}", f"profile={PROFILE}"])))
+                   for e in THROUGHPUT_SETTINGS.experiments]
     key = digest(module_code("attnlab.measure.throughput"), OmegaConf.to_container(THROUGHPUT_SETTINGS), experiments)
     return register(Step("measure_throughput", key, [THROUGHPUT]))
 

@@ -7,39 +7,57 @@ from attnlab.families.winograd import PROBED, VERSIONS
 from attnlab.winograd import compose_run, language_hash
 
 WINOGRAD = f"{RESULTS}/measure/winograd"
-# The held-out sets are small, so one seed is noisy: the profile's count, or the pipeline's if larger.
-WINOGRAD_SEEDS = list(range(max(len(SEEDS), PROFILE_CONFIG.winograd_seeds)))
 # the split is drawn by this file's sentence code alone (the runs' training code does not re-split)
 SPLIT_CODE = code_hash("src/attnlab/winograd.py")
 WINOGRAD_FILES = ("metrics.json", "probe.json", "answers.csv", "config.yaml")
 
 
 SPLIT_FILES = {"split": "split.json", "train": "train.txt", "held_out": "held_out.txt"}
-RUN_FOLDER = f"{WINOGRAD}/{{version}}/{{model}}/seed{{seed}}"  # a run's folder: filled in by its step, a pattern in the rule
+# a run's folder (the published results' or, where an override changes the run or the seed is new, the
+# variant's): filled in by its step, a pattern in the rule
+RUN_FOLDER = "{home}/measure/winograd/{version}/{model}/seed{seed}"
 
 
 @functools.cache
 def split_step(version: str) -> Step:
-    return register(Step(f"winograd_split/{version}", digest(language_hash(version), SPLIT_CODE),
+    language = composed(f"language {version}", lambda: language_hash(version))
+    return register(Step(f"winograd_split/{version}", digest(language, SPLIT_CODE),
                          [f"{WINOGRAD}/{version}/{name}" for name in SPLIT_FILES.values()]))
 
 
+def winograd_seeds(variant: bool) -> list[int]:
+    """The held-out sets are small, so one seed is noisy: the profile's Winograd count, or the
+    pipeline's (a variant's seeds=) if larger."""
+    return list(range(max(len(SEEDS) if variant else PROFILE_CONFIG.seeds, PROFILE_CONFIG.winograd_seeds)))
+
+
 @functools.cache
-def winograd_step(version: str, model: str, seed: int) -> Step:
-    """One Winograd run: its key is the hash of its composed config (overrides included)."""
+def winograd_step(version: str, model: str, seed: int, variant: bool = False) -> Step:
+    """One Winograd run: its key is the hash of its composed config (a variant's overrides included)."""
     run = f"{version}_{model}"
-    scope = f"winograd/{run}"
+    overrides = overrides_of(f"winograd/{run}") if variant else []
     try:
-        key = config_hash(compose_run(run, [f"profile={PROFILE}", f"seed={seed}", *overrides_of(scope)]))
+        key = composed(digest("winograd", run, PROFILE, seed, overrides), lambda: config_hash(
+            compose_run(run, [f"profile={PROFILE}", f"seed={seed}", *overrides])))
     except ConfigError as e:
         raise WorkflowError(f"winograd run {run}: {e}")
-    folder = RUN_FOLDER.format(version=version, model=model, seed=seed)
+    home = RESULTS if not overrides and seed in winograd_seeds(False) else VARIANT_DIR
+    folder = RUN_FOLDER.format(home=home, version=version, model=model, seed=seed)
     return register(Step(f"winograd_train/{version}/{model}/seed{seed}", key, [f"{folder}/{n}" for n in WINOGRAD_FILES],
-                         {"split": split_step(version).outputs[:1]}))
+                         {"split": split_step(version).outputs[:1]}, home=home))
 
 
-def winograd_runs(version: str, model: str, name: str = "metrics.json") -> list[str]:
-    return [winograd_step(version, model, seed).outputs[WINOGRAD_FILES.index(name)] for seed in WINOGRAD_SEEDS]
+def winograd_step_at(w) -> Step:
+    """The run a winograd_train job's output path names; a published folder never gets the variant's overrides."""
+    step = winograd_step(w.version, w.model, int(w.seed), variant=w.home != RESULTS)
+    if step.home != w.home:
+        raise WorkflowError(f"{RUN_FOLDER.format(**w)}: this run's folder is under {step.home}")
+    return step
+
+
+def winograd_runs(version: str, model: str, name: str = "metrics.json", variant: bool = False) -> list[str]:
+    return [winograd_step(version, model, seed, variant).outputs[WINOGRAD_FILES.index(name)]
+            for seed in winograd_seeds(variant)]
 
 
 rule winograd_split:
@@ -59,14 +77,15 @@ rule winograd_split:
 
 rule winograd_train:
     input:
-        unpack(lambda w: winograd_step(w.version, w.model, int(w.seed)).rule_inputs())
+        unpack(lambda w: winograd_step_at(w).rule_inputs())
     output:
         **{name.split(".")[0]: f"{RUN_FOLDER}/{name}" for name in WINOGRAD_FILES},
-    wildcard_constraints: version="category|role", model=r"[a-z0-9_]+", seed=r"\d+"
+    wildcard_constraints: home=HOME_PATTERN, version="category|role", model=r"[a-z0-9_]+", seed=r"\d+"
     params:
-        overrides=lambda w: " ".join(shlex.quote(o) for o in overrides_of(f"winograd/{w.version}_{w.model}")),
+        overrides=lambda w: " ".join(shlex.quote(o) for o in overrides_of(f"winograd/{w.version}_{w.model}"))
+                            if w.home != RESULTS else "",
         split=lambda w: split_step(w.version).outputs[0],
-        out=lambda w: RUN_FOLDER.format(version=w.version, model=w.model, seed=w.seed),
+        out=lambda w: RUN_FOLDER.format(**w),
     threads: config.get("train_threads", 1)
     resources: mem_mb=2000, runtime=60, gpu=0
     log: f"{RUN_FOLDER}/train.log"
@@ -77,6 +96,7 @@ rule winograd_train:
 
 
 for _version, _models in VERSIONS.items():
-    add_table(f"winograd_{_version}", inputs={m.name: winograd_runs(_version, m.name) for m in _models})
+    add_table(f"winograd_{_version}", inputs=lambda variant, _version=_version, _models=_models:
+              {m.name: winograd_runs(_version, m.name, variant=variant) for m in _models})
 for _id in ("winograd_attention", "winograd_adjectives"):
-    add_table(_id, inputs={"probe": winograd_runs("role", PROBED.name, "probe.json")})
+    add_table(_id, inputs=lambda variant: {"probe": winograd_runs("role", PROBED.name, "probe.json", variant)})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnlab.claims.evaluate import ledger, load_tables
-from attnlab.claims.render import readme_section, splice_readme, summary_line, write_ledger
+from attnlab.claims.render import beside_published, readme_section, splice_readme, summary_line, write_ledger
 from attnlab.claims.rules import CLAIMS_FILE, ClaimsError, load_claims
 from attnlab.data import atomic_path
 
@@ -22,6 +22,8 @@ def main(argv: list[str] | None = None) -> None:
     check.add_argument("--profile", required=True)
     check.add_argument("--csv", required=True)
     check.add_argument("--md", required=True)
+    check.add_argument("--published", help="a variant's ledger: the published claims.csv, whose verdicts it names")
+    check.add_argument("--label", default="", help="a variant's ledger: what the variant changed")
     check.add_argument("tables", nargs="*", help="table CSVs, <id>.csv")
     readme = sub.add_parser("readme", help="write the README's Results section from a ledger")
     readme.add_argument("--ledger", required=True, help="claims.csv (of the full profile)")
@@ -33,6 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if args.command == "check":
             df = ledger(load_claims(args.claims), load_tables(args.tables), args.profile)
+            if args.published:
+                df = beside_published(df, pd.read_csv(args.published, keep_default_na=False), args.label)
             write_ledger(df, args.csv, args.md)
         else:
             df = write_readme_section(Path(args.ledger), Path(args.readme), args.links, args.out)

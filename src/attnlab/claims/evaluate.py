@@ -17,7 +17,7 @@ import pandas as pd
 from attnlab.claims import stats
 from attnlab.claims.render import describe_claim, show, show_chapter, show_number
 from attnlab.claims.rules import READ_OPERATORS, TARGET_CHECKS, ClaimsError, is_number
-from attnlab.tables import SEEDS_SUFFIX, per_seed
+from attnlab.tables import SEEDS_SUFFIX, own_rows, per_seed
 
 
 class Missing(Exception):
@@ -27,8 +27,8 @@ class Missing(Exception):
 # ---------------------------------------------------------------- reading values out of tables
 
 def load_tables(paths) -> dict[str, pd.DataFrame]:
-    """Table CSVs by id (the file's stem)."""
-    return {Path(p).stem: pd.read_csv(p) for p in paths}
+    """Table CSVs by id (the file's stem); a variant's without the published rows it shows beside its own."""
+    return {Path(p).stem: own_rows(pd.read_csv(p)) for p in paths}
 
 
 def select(df: pd.DataFrame, where: dict, table_id: str) -> pd.DataFrame:

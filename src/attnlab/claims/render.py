@@ -30,11 +30,21 @@ def show_number(x: float) -> str:
     return f"{x:.4g}" if abs(x) < 100 else f"{x:,.2f}"
 
 
+def show_spread(x: float, spread: float) -> str:
+    """The spread to the mean's last shown digit (60.1 ± 0.5, not 60.1 ± 0.4814), or one significant
+    digit where that would round it to nothing."""
+    shown = show_number(x)
+    decimals = len(shown.split(".")[1]) if "." in shown and "e" not in shown else 0
+    if "e" in shown or round(spread, decimals) == 0:
+        return f"{spread:.1g}"
+    return f"{spread:,.{decimals}f}"
+
+
 def show(value, spread=0.0) -> str:
     value = np.asarray(value, dtype=float)
     spread = np.broadcast_to(np.asarray(spread, dtype=float), np.shape(value))
     if value.ndim == 0:
-        return show_number(float(value)) + (f" ± {show_number(float(spread))}" if spread > 0 else "")
+        return show_number(float(value)) + (f" ± {show_spread(float(value), float(spread))}" if spread > 0 else "")
     return "[" + ", ".join(show(v, s) for v, s in zip(value, spread)) + "]"
 
 
@@ -125,9 +135,26 @@ LOOSE_WARNING = ("is a pipeline check with short runs: its verdicts show that ev
                  "not whether the chapter's numbers come back.")
 
 
+def beside_published(df: pd.DataFrame, published: pd.DataFrame, label: str) -> pd.DataFrame:
+    """A variant's ledger: which variant it judges, and each claim's published verdict."""
+    return df.assign(variant=label, published_verdict=df["id"].map(published.set_index("id")["verdict"]).fillna(""))
+
+
+def variant_lines(df: pd.DataFrame) -> list[str]:
+    """What a variant's ledger says first: the variant, and the claims whose verdict it changes."""
+    if "variant" not in df:
+        return []
+    changed = df[df["published_verdict"] != df["verdict"]]
+    moves = "; ".join(f"{r.id}: {r.published_verdict} → {r.verdict}" for r in changed.itertuples())
+    return [f"Variant **{df['variant'].iloc[0]}**: judged on the runs it changes and the published runs elsewhere.",
+            f"Verdicts that differ from the published ledger ({len(changed)}): {moves}." if len(changed)
+            else "No verdict differs from the published ledger."]
+
+
 def ledger_markdown(df: pd.DataFrame) -> str:
     profile = df["profile"].iloc[0]
     lines = [f"# Claims ledger — profile `{profile}`", ""]
+    lines += [f"> {line}" for line in variant_lines(df)] + ([""] if "variant" in df else [])
     if is_judged_loosely(profile):
         lines += [f"> Profile **{profile}** {LOOSE_WARNING}", ""]
     lines += [f"**{summary_line(df)}**", ""]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 LEVEL = 0.95
 MAJORITY = 0.5  # an outcome "holds" when it holds in more than this share of seeds
@@ -23,6 +22,7 @@ MAX_SEEDS = 1000  # beyond this, "more seeds" is not a plan
 
 
 def t_quantile(n: int) -> float:
+    from scipy import stats  # here: loading scipy takes a second, and the workflow imports this module on every call
     return float(stats.t.ppf((1 + LEVEL) / 2, n - 1))
 
 
@@ -48,6 +48,7 @@ def share_interval(k: int, n: int) -> tuple[float, float]:
     """Wilson's 95 % interval for a share k/n (a point for one seed)."""
     if n < 2:
         return k / n, k / n
+    from scipy import stats  # as in t_quantile
     z = float(stats.norm.ppf((1 + LEVEL) / 2))
     p = k / n
     centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
