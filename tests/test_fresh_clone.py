@@ -117,7 +117,7 @@ def test_a_deleted_run_plans_the_run_and_everything_downstream(clone):
     finally:
         metrics.write_bytes(kept)
         os.utime(metrics, ns=(times.st_atime_ns, times.st_mtime_ns))
-    assert jobs["train"] == 1 and "wildcards: run=ladder/block, seed=0" in out
+    assert jobs["train"] == 1 and "wildcards: home=results/quick, run=ladder/block, seed=0" in out
     assert {"table_ladder", "figure_ladder", "table_depth_overfit", "claims", "report"} <= set(jobs), jobs
 
 
@@ -175,7 +175,7 @@ def test_a_row_is_one_config_and_one_declared_line(clone):
     finally:
         family.write_text(declared)
         config.unlink()
-    assert jobs["train"] == 1 and "wildcards: run=ladder/eight_heads, seed=0" in out
+    assert jobs["train"] == 1 and "wildcards: home=results/quick, run=ladder/eight_heads, seed=0" in out
     assert {"table_ladder", "figure_ladder", "claims", "report"} <= set(jobs)
     load_families()
     ladder_family = {t for t, builder in TABLE_BUILDERS.items() if builder.__module__ == "attnlab.families.ladder"}
