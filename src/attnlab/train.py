@@ -337,6 +337,6 @@ def run_in_repository(argv: list[str]) -> list[str]:
 
 
 if __name__ == "__main__":
-    sys.argv[1:] = run_in_repository(sys.argv[1:])
     check_overrides(sys.argv[1:])
+    sys.argv[1:] = run_in_repository(sys.argv[1:])
     main()
