@@ -14,6 +14,7 @@ include: "workflow/rules/train.smk"
 for family in sorted(FAMILY_RULES):
     include: family
 
+include: "workflow/rules/contradictions.smk"  # after the families: it reads their tables' inputs
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/targets.smk"

@@ -11,7 +11,7 @@ import pytest
 from matplotlib.container import ErrorbarContainer
 from PIL import Image
 
-from attnlab import plots, style
+from attnlab import plots, report, style
 from attnlab.claims import CLAIMS_FILE, load_claims
 from attnlab.families.ladder import AVERAGE_LADDER, LADDER
 from attnlab.families.norm import NORM_WARMUP
@@ -21,45 +21,46 @@ from attnlab.tables import load_families
 
 REPO = Path(__file__).resolve().parents[1]
 QUICK = REPO / "results" / "quick"
-MEASURE = QUICK / "measure"
 
 load_families()
 
 
-def runs(experiment: str) -> list[str]:
-    return [str(p) for p in sorted((QUICK / "runs" / experiment).glob("seed*/metrics.json"))]
+def runs(experiment: str, profile: str) -> list[str]:
+    return [str(p) for p in sorted((REPO / "results" / profile / "runs" / experiment).glob("seed*/metrics.json"))]
 
 
-def rows(declared) -> dict:
-    return {row.name: runs(row.experiment) for row in declared}
+def rows(declared, profile: str) -> dict:
+    return {row.name: runs(row.experiment, profile) for row in declared}
 
 
-def quick_inputs(figure_id: str, tokens: Path) -> dict:
-    """A figure's named inputs from the published quick results, named as workflow/rules/*.smk name
+def published_inputs(figure_id: str, tokens: Path, profile: str = "quick") -> dict:
+    """A figure's named inputs from a profile's published results, named as workflow/rules/*.smk name
     them (scale_training draws from its table alone)."""
-    random_rows = {"rows": MEASURE / "random_rows/rows.csv", "meta": MEASURE / "random_rows/meta.json"}
-    probes = {"probe": sorted(MEASURE.glob("winograd/role/two_blocks/seed*/probe.json"))}
+    results = REPO / "results" / profile
+    measure = results / "measure"
+    random_rows = {"rows": measure / "random_rows/rows.csv", "meta": measure / "random_rows/meta.json"}
+    probes = {"probe": sorted(measure.glob("winograd/role/two_blocks/seed*/probe.json"))}
     named = {
-        "attention_scaling": {"explicit": MEASURE / "attention_scaling/explicit.json",
-                              "fused": MEASURE / "attention_scaling/fused.json"},
-        "average_ladder": rows(AVERAGE_LADDER),
-        "averaging_matrix": {"result": MEASURE / "averaging_matrix/result.json"},
+        "attention_scaling": {"explicit": measure / "attention_scaling/explicit.json",
+                              "fused": measure / "attention_scaling/fused.json"},
+        "average_ladder": rows(AVERAGE_LADDER, profile),
+        "averaging_matrix": {"result": measure / "averaging_matrix/result.json"},
         "effective_tokens": random_rows,
-        "ladder": rows(LADDER),
-        "norm_grad_init": {"grad_norms": MEASURE / "norm_grad_init/grad_norms.csv"},
-        "norm_warmup": {**rows(NORM_WARMUP), "tokens": tokens},
-        "param_breakdown": {"result": MEASURE / "param_breakdown/result.json"},
-        "position_extrapolation": rows(SCHEMES),
+        "ladder": rows(LADDER, profile),
+        "norm_grad_init": {"grad_norms": measure / "norm_grad_init/grad_norms.csv"},
+        "norm_warmup": {**rows(NORM_WARMUP, profile), "tokens": tokens},
+        "param_breakdown": {"result": measure / "param_breakdown/result.json"},
+        "position_extrapolation": rows(SCHEMES, profile),
         "scale_training": {},
-        "score_runaway": {variant: runs(e) for variant, e in SCORE_RUNAWAY.runs().items()},
-        "score_variance": {"pairs": MEASURE / "score_variance/pairs.csv", "meta": MEASURE / "score_variance/meta.json"},
+        "score_runaway": {variant: runs(e, profile) for variant, e in SCORE_RUNAWAY.runs().items()},
+        "score_variance": {"pairs": measure / "score_variance/pairs.csv", "meta": measure / "score_variance/meta.json"},
         "softmax_saturation": random_rows,
-        "throughput": {"throughput": MEASURE / "throughput/throughput.json"},
+        "throughput": {"throughput": measure / "throughput/throughput.json"},
         "winograd_adjectives": probes,
         "winograd_attention": probes,
     }[figure_id]
     named = {name: [str(p) for p in (paths if isinstance(paths, list) else [paths])] for name, paths in named.items()}
-    return {"table": [str(QUICK / "tables" / f"{figure_id}.csv")], "claims": [str(CLAIMS_FILE)], **named}
+    return {"table": [str(results / "tables" / f"{figure_id}.csv")], "claims": [str(CLAIMS_FILE)], **named}
 
 
 @pytest.fixture(scope="module")
@@ -68,12 +69,12 @@ def tokens(smoke_data):
     return Path(next(o for o in smoke_data if o.startswith("data.dir=")).split("=", 1)[1]) / "tokens.json"
 
 
-def build(figure_id: str, tokens: Path):
-    inputs = quick_inputs(figure_id, tokens)
+def build(figure_id: str, tokens: Path, profile: str = "quick"):
+    inputs = published_inputs(figure_id, tokens, profile)
     absent = [p for paths in inputs.values() for p in paths if not Path(p).exists()]
     if absent or not all(inputs.values()):
-        pytest.skip(f"quick results not published: {absent[:1] or figure_id}")
-    context = plots.context(figure_id, inputs, "quick")
+        pytest.skip(f"{profile} results not published: {absent[:1] or figure_id}")
+    context = plots.context(figure_id, inputs, profile)
     with plt.rc_context(style.RC):
         fig = plots.BUILDERS[figure_id](inputs, context)
         style.layout(fig)
@@ -101,7 +102,7 @@ def test_every_figure_states_its_point_and_shows_the_chapter(figure_id, tokens):
     lowest = min(ax.get_tightbbox().y0 for ax in fig.axes)
     assert all(legend.get_window_extent().y1 <= lowest + 1 for legend in fig.legends)
     # error bars only where seeds spread: the table has a `_std` column
-    table = pd.read_csv(quick_inputs(figure_id, tokens)["table"][0])
+    table = pd.read_csv(published_inputs(figure_id, tokens)["table"][0])
     has_spread = any(c.endswith("_std") for c in table.columns)
     bars = [c for ax in fig.axes for c in ax.containers
             if isinstance(c, ErrorbarContainer) and (c.has_yerr or c.has_xerr)]
@@ -153,7 +154,7 @@ def test_chapter_values_placed_on_cells(value, chapter, expected):
 
 def test_png_and_svg_are_deterministic_small_and_without_metadata(tmp_path):
     """Built twice, in two folders (two processes would salt an SVG's ids differently unless fixed)."""
-    inputs = quick_inputs("averaging_matrix", tmp_path)
+    inputs = published_inputs("averaging_matrix", tmp_path)
     argv = ["averaging_matrix", "--profile", "quick", *(f"{n}={p}" for n, paths in inputs.items() for p in paths)]
     for folder in ("a", "b"):
         plots.main([*argv, "--out", str(tmp_path / folder / "averaging_matrix.png")])
@@ -166,7 +167,7 @@ def test_png_and_svg_are_deterministic_small_and_without_metadata(tmp_path):
 
 
 def test_a_figure_needs_the_ledger(tmp_path):
-    inputs = quick_inputs("averaging_matrix", tmp_path)
+    inputs = published_inputs("averaging_matrix", tmp_path)
     with pytest.raises(SystemExit):
         plots.main(["averaging_matrix", "--profile", "quick", "--out", str(tmp_path / "x.png"),
                     f"table={inputs['table'][0]}", f"result={inputs['result'][0]}"])
@@ -178,6 +179,16 @@ def test_a_figure_needs_the_ledger(tmp_path):
     ("winograd_adjectives", lambda df: sorted({largest_token(r) for _, r in df.iterrows()})),
     ("position_extrapolation", lambda df: [f"{v:.4g}" for v in df[df["scheme"].str.startswith("ALiBi")]
                                            .filter(regex=r"^ppl_\d+$").iloc[0]]),
+    # the chapter's four runs' held-out perplexity
+    ("norm_warmup", lambda df: [f"{v:.2f}" for v in df.set_index("run").loc[
+        ["post_no_warmup", "post_warmup", "pre_no_warmup", "pre_warmup"], "held_out_ppl"]]),
+    # last block over first, attention q, k, v, per norm placement
+    ("norm_grad_init", lambda df: [f"{r['norm']}-norm {r['ratio_last_first']:.2f}"
+                                   for _, r in df[df["parameters"] == "attention_qkv"].iterrows()]),
+    # the undivided head's score std from first evaluation to last, and its share of one-hot rows
+    ("score_runaway", lambda df: [*(f"{v:.4g}" for v in df.set_index("variant").loc[
+        "undivided", ["score_std_init", "score_std_final"]]),
+        f"{100 * df.set_index('variant').at['undivided', 'onehot_share_final']:.1f} %"]),
 ])
 def test_a_title_states_our_finding_not_the_chapters_mechanism(figure_id, ours, tokens):
     """The titles whose chapter mechanism our runs contradict or leave undecided say what our runs show, in
@@ -186,7 +197,94 @@ def test_a_title_states_our_finding_not_the_chapters_mechanism(figure_id, ours, 
     title = next(t.get_text() for t in fig.texts + fig.artists if t.get_gid() == style.HEADLINE)
     df = pd.read_csv(QUICK / "tables" / f"{figure_id}.csv")
     assert all(part in title for part in ours(df)), (title, ours(df))
-    assert not any(phrase in title for phrase in ("keeps improving", "follows the adjective", "reads the first noun"))
+    plt.close(fig)
+
+
+# The claims each figure's title speaks about, each with the words that would assert it: a title may
+# use them only where its profile's ledger reproduces the claim (MATCH or CONCLUSION HOLDS).
+TITLE_CLAIMS = {
+    "attention_scaling": {"attention_scaling.time_exponent": ("time and memory grow as n²",),
+                          "attention_scaling.memory_exponent": ("time and memory grow as n²",),
+                          "attention_scaling.ratio_to_4": ("converge to 4", "quadruple")},
+    "average_ladder": {"average_ladder.dilution": ("far worse than no context",),
+                       "average_ladder.residual": ("repairs", "adds nothing")},
+    "averaging_matrix": {"averaging_matrix.six_by_six": ("1/t on and below the diagonal",),
+                         "averaging_matrix.masked_exactly_zero": ("0 above",)},
+    "effective_tokens": {"effective_tokens.undivided_one_token": ("about one token",)},
+    "ladder": {},  # what each piece buys is left to the bars
+    "norm_grad_init": {"norm_grad_init.post_ratio": ("grow with depth more", "grows with depth more")},
+    "norm_warmup": {"norm_warmup.pre_no_warmup": ("needs none", "needs no warmup"),
+                    "norm_warmup.post_no_warmup": ("fails", "collapses", "eight times"),
+                    "norm_warmup.post_warmup": ("rescues", "matching pre-norm", "matches pre-norm")},
+    "param_breakdown": {"param_breakdown.mlp_two_thirds": ("two thirds",)},
+    "position_extrapolation": {"position_extrapolation.learned_cliff": ("cliff",),
+                               "position_extrapolation.alibi_improves": ("improves", "keeps improving"),
+                               "position_extrapolation.alibi_256": ("improves", "keeps improving")},
+    "scale_training": {"scale_training.dk32_free": ("costs little", "costs nothing"),
+                       "scale_training.dk256_cost": ("many points",),
+                       "scale_training.dk1024_cost": ("many points",)},
+    "score_runaway": {"score_runaway.final_std": ("run away", "runs away", "runaway"),
+                      "score_runaway.entropy": ("collapses to zero", "entropy collapses"),
+                      "score_runaway.onehot": ("collapses onto one token", "one-hot", "every row")},
+    "score_variance": {"score_variance.std": ("standard deviation √d",)},
+    "softmax_saturation": {"softmax_saturation.undivided_frozen": ("saturates", "rows freeze")},
+    "throughput": {},  # the pipeline's own measurement: no chapter claim
+    "winograd_adjectives": {"winograd_adjectives.crosser": ("follows the adjective", "on the adjective"),
+                            "winograd_adjectives.crossed": ("fetches the other noun",)},
+    "winograd_attention": {"winograd_attention.block1_same": ("identical", "the same row"),
+                           "winograd_attention.block1_first_noun": ("reads the first noun", "on the first noun"),
+                           "winograd_attention.block2_tired": ("follows the adjective", "on the adjective"),
+                           "winograd_attention.block2_wet": ("fetches the other noun",)},
+}
+
+
+def test_every_title_names_the_claims_it_speaks_about():
+    tables = {claim["id"]: claim["table"] for claim in load_claims()}
+    assert sorted(TITLE_CLAIMS) == sorted(plots.BUILDERS)
+    assert all(tables.get(claim) == figure_id for figure_id, claims in TITLE_CLAIMS.items() for claim in claims)
+
+
+@pytest.mark.parametrize("profile", ["full", "quick"])
+@pytest.mark.parametrize("figure_id", [
+    f for f in sorted(TITLE_CLAIMS)])
+def test_a_title_asserts_no_claim_its_ledger_does_not_reproduce(figure_id, profile):
+    """Built from a profile's published results, a title says nothing in the chapter's words about a claim
+    that profile's ledger calls CONTRADICTED or INCONCLUSIVE."""
+    results = REPO / "results" / profile
+    verdicts = pd.read_csv(results / "claims.csv").set_index("id")["verdict"]
+    unsettled = {claim: words for claim, words in TITLE_CLAIMS[figure_id].items()
+                 if verdicts.get(claim) in report.NOT_REPRODUCED}
+    if not unsettled:
+        return  # every claim it speaks about is reproduced: its words are the ledger's
+    fig, _ = build(figure_id, results / "tokens.json", profile)
+    title = next(t.get_text() for t in fig.texts + fig.artists if t.get_gid() == style.HEADLINE).lower()
+    plt.close(fig)
+    asserted = {claim: [w for w in words if w.lower() in title] for claim, words in unsettled.items()}
+    assert not any(asserted.values()), (title, {c: (verdicts[c], w) for c, w in asserted.items() if w})
+
+
+@pytest.mark.parametrize("figure_id", ["norm_warmup", "ladder"])
+def test_perplexity_bars_keep_rows_a_few_percent_apart(figure_id, tokens):
+    """Beside a row several times worse, bars on a log axis (ticks written plainly), each with room at
+    its base for its value; the chapter's number written by its diamond."""
+    fig, context = build(figure_id, tokens)
+    (bars,) = [ax for ax in fig.axes if ax.patches]
+    assert bars.get_xscale() == "log" and "log scale" in bars.get_xlabel()
+    assert all("^" not in label.get_text() for label in bars.get_xticklabels())
+    table = pd.read_csv(published_inputs(figure_id, tokens)["table"][0])
+    assert bars.get_xlim()[0] < table["held_out_ppl"].min()
+    notes = {t.get_text() for t in bars.texts}
+    assert all(c.note in notes or f"{c.value:.2f}" in notes for c in context.of("held_out_ppl"))
+    plt.close(fig)
+
+
+def test_the_chapters_two_fits_say_which_they_fit(tokens):
+    """The figure's one legend lists both fitted slopes: each names its panel's quantity."""
+    fig, _ = build("attention_scaling", tokens)
+    for ax, quantity in zip(fig.axes, ("time", "memory")):
+        fits = [line.get_label() for line in ax.lines if line.get_label().startswith("chapter's fit")]
+        assert fits and all(f"chapter's fit, {quantity}:" in fit for fit in fits)
+    plt.close(fig)
 
 
 def largest_token(row: pd.Series) -> str:

@@ -43,10 +43,29 @@ def test_a_section_names_its_provenance_and_what_its_table_does_not_record():
 def test_numbers_are_never_split_across_lines():
     assert report.cell_html("60.1 ± 0.4814") == '<td class="num">60.1 ± 0.4814</td>'
     assert report.cell_html("1,115,394") == '<td class="num">1,115,394</td>'
-    # a list wraps between its numbers, never at the hyphen inside one
-    assert report.cell_html("[4.35e-05 ± 0.002, -0.1318]") == \
-        '<td>[<span class="num">4.35e-05</span> ± 0.002, <span class="num">-0.1318</span>]</td>'
+    # a sentence wraps between its numbers, never at the hyphen inside one
+    assert report.cell_html("fails on [4.35e-05 ± 0.002, -0.1318]: 1 of 10") == \
+        '<td>fails on [<span class="num">4.35e-05</span> ± 0.002, <span class="num">-0.1318</span>]: 1 of 10</td>'
     assert report.cell_html("post-norm, warmup 200") == "<td>post-norm, warmup 200</td>"
+
+
+def test_a_list_cell_is_a_small_table_of_its_items():
+    assert report.cell_html("[-0.1428 ± 0.2508, -0.2071 ± 0.2477]") == (
+        '<td><table class="items"><tr><td class="num">-0.1428 ± 0.2508</td></tr> '
+        '<tr><td class="num">-0.2071 ± 0.2477</td></tr></table></td>')
+    # a list of intervals: one interval a row, not split further; 2,048 is one number
+    first = '[<span class="num">-0.6676</span>, <span class="num">-0.4056</span>]'
+    assert report.cell_html("[[-0.6676, -0.4056], [2,048, 8,192]]") == \
+        f'<td><table class="items"><tr><td>{first}</td></tr> <tr><td>[2,048, 8,192]</td></tr></table></td>'
+    assert report.cell_html("[0.5, 2, 2,048]").count('<td class="num">') == 3
+    # an interval (a pair of plain numbers) stays one line; text that is not one list stays text
+    assert report.cell_html("[36.42, 37.5]") == "<td>[36.42, 37.5]</td>"
+    assert report.cell_html("[a] or [b]") == "<td>[a] or [b]</td>"
+
+
+def test_a_caption_keeps_its_strong_and_its_emphasis():
+    assert report.caption_html("Ours, in ``_base.yaml``: **batch 32**,\n*constant* after warmup.") == \
+        "<p>Ours, in <code>_base.yaml</code>: <strong>batch 32</strong>, <em>constant</em> after warmup.</p>"
 
 
 def test_the_claims_plot_sits_after_what_did_not_reproduce_and_links_its_svg(tmp_path):

@@ -45,6 +45,8 @@ ul.missed li { margin: .3em 0; }
 .scroll { overflow-x: auto; max-width: 100%; }
 .verdict { font-weight: 600; white-space: nowrap; }
 .num { white-space: nowrap; }
+td > table.items { margin: 0; font-size: 1em; }
+table.items td { border: 0; padding: 0; } table.items tr + tr td { border-top: 1px solid #eaeef2; }
 img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
 nav ol { columns: 3; font-size: .9em; }
 code { background: #f6f8fa; padding: 0 .2em; }
@@ -55,6 +57,9 @@ code { background: #f6f8fa; padding: 0 .2em; }
 NUMBER = re.compile(r"[-−+]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?( ± \d[\d,]*(\.\d+)?(e[-+]?\d+)?|/\d+)?")
 # a number with a hyphen (-0.13, 4.35e-05), where a browser would break a line inside a list or a sentence
 HYPHENATED = re.compile(r"-\d[\d,]*(\.\d+)?(e-?\d+)?|\d[\d,]*(\.\d+)?e-\d+")
+# a cell that is one list ([…], its items lists at most one level deep), and the ", " between its items
+LIST = re.compile(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\]")
+LIST_ITEM = re.compile(r", (?![^\[]*\])")
 
 
 def text(cell) -> str:
@@ -66,9 +71,25 @@ def esc(cell) -> str:
     return html.escape(text(cell))
 
 
-def cell_html(cell) -> str:
+def list_items(cell: str) -> list[str]:
+    """The items of a list cell worth a row each ('[a ± s, b ± s]', '[[lo, hi], …]', three numbers or
+    more); none for anything else, or for a pair of plain numbers ('[36.42, 37.5]': an interval, short
+    enough for one line). An item may be a list itself; 2,048's comma has no space after it."""
+    if not LIST.fullmatch(cell):
+        return []
+    items = LIST_ITEM.split(cell[1:-1])
+    return items if len(items) > 2 or not all(NUMBER.fullmatch(i) and "±" not in i for i in items) else []
+
+
+def cell_html(cell, nested: bool = True) -> str:
     """A table cell; no number in it is broken across lines (its box scrolls sideways instead): a
-    cell of one number stays on one line, a list or a sentence wraps only between its numbers."""
+    cell of one number stays on one line, a sentence wraps only between its numbers, and a list is a
+    small table of its items, one a row (`nested`: whether a list inside a list is split too)."""
+    items = list_items(text(cell)) if nested else []
+    if items:
+        # rows apart by a space: the cell's text reads as items, not as one long number
+        rows = " ".join(f"<tr>{cell_html(item, nested=False)}</tr>" for item in items)
+        return f'<td><table class="items">{rows}</table></td>'
     if NUMBER.fullmatch(text(cell)):
         return f'<td class="num">{esc(cell)}</td>'
     return "<td>" + HYPHENATED.sub(r'<span class="num">\g<0></span>', esc(cell)) + "</td>"
@@ -89,28 +110,46 @@ def verdict_cell(verdict: str) -> str:
     return f'<td class="verdict">{verdict_mark(verdict)}</td>'
 
 
-def not_reproduced(ledger: pd.DataFrame) -> str:
-    """One line per claim the runs contradict or leave undecided: ours against the chapter's, and why."""
+def row_anchor(claim_id: str, hypothesis_id: str) -> str:
+    """The id of a contradictions row: what the list of what did not reproduce links to."""
+    return f"tried-{claim_id}-{hypothesis_id}"
+
+
+def tried(claim_id: str, hypotheses: pd.DataFrame | None) -> str:
+    """', tried: <finding> (<setting>), ...' linking each row of the contradictions table on the claim."""
+    if hypotheses is None:
+        return ""
+    rows = hypotheses[hypotheses["claim"] == claim_id]
+    links = [f'<a href="#{esc(row_anchor(claim_id, r.hypothesis_id))}">{esc(r.finding)}</a> ({esc(r.setting)})'
+             for r in rows.itertuples()]
+    return "; tried: " + ", ".join(links) if links else ""
+
+
+def not_reproduced(ledger: pd.DataFrame, hypotheses: pd.DataFrame | None = None) -> str:
+    """One line per claim the runs contradict or leave undecided: ours against the chapter's, why, and the
+    hypotheses tried on it (rows of the contradictions table)."""
     missed = ledger[ledger["verdict"].isin(NOT_REPRODUCED)]
     if missed.empty:
         return "<p>Every claim is reproduced (MATCH or CONCLUSION HOLDS).</p>"
     items = []
     for _, claim in missed.sort_values("verdict", key=lambda v: v.map(NOT_REPRODUCED.index), kind="stable").iterrows():
         interval = f" (95 % interval {esc(claim['interval'])})" if text(claim["interval"]) else ""
-        why = text(claim["note"]) or text(claim["margin"])
+        # the ledger's note ends with what was tried; here those are links to the rows
+        why = re.split(r"(?:^|; )tried: ", text(claim["note"]))[0] or text(claim["margin"])
         items.append(f'<li><a href="#{esc(claim["table"])}">{esc(claim["id"])}</a> {verdict_mark(claim["verdict"])}: '
                      f'ours {esc(claim["reproduced"])}{interval} against the chapter\'s {esc(claim["chapter"])}; '
-                     f'{esc(why)}.</li>')
+                     f'{esc(why)}{tried(claim["id"], hypotheses)}.</li>')
     return f'<h3>What did not reproduce</h3><ul class="missed">{"".join(items)}</ul>'
 
 
 def caption_html(rst: str) -> str:
-    """The caption's reStructuredText as plain paragraphs: ``code`` and *emphasis*, nothing more."""
+    """The caption's reStructuredText as plain paragraphs: ``code``, **strong** and *emphasis*, nothing more."""
     paragraphs = [" ".join(p.split()) for p in rst.split("\n\n") if p.strip()]
     out = []
     for p in paragraphs:
         p = esc(p)
         p = re.sub(r"``(.+?)``", r"<code>\1</code>", p)
+        p = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", p)  # before *emphasis*, which would take its stars
         p = re.sub(r"\*(.+?)\*", r"<em>\1</em>", p)
         out.append(f"<p>{p}</p>")
     return "\n".join(out)
@@ -135,10 +174,12 @@ def ledger_table(ledger: pd.DataFrame, columns: tuple[str, ...], link: bool) -> 
     return f'<div class="scroll"><table class="ledger"><tr>{head}</tr>{"".join(rows)}</table></div>'
 
 
-def data_table(table: pd.DataFrame) -> str:
+def data_table(table: pd.DataFrame, row_ids: list[str] | None = None) -> str:
     shown, shared = for_people(table)
     head = "".join(f"<th>{esc(c)}</th>" for c in shown.columns)
-    rows = "".join(f"<tr>{''.join(cell_html(c) for c in row)}</tr>" for row in shown.itertuples(index=False))
+    ids = [f' id="{esc(i)}"' for i in row_ids] if row_ids else [""] * len(shown)
+    rows = "".join(f"<tr{i}>{''.join(cell_html(c) for c in row)}</tr>"
+                   for i, row in zip(ids, shown.itertuples(index=False)))
     note = f'<p class="shared">{esc(" · ".join(shared))} (config hashes and commits per row: the CSV)</p>' if shared else ""
     return f'<div class="scroll"><table><tr>{head}</tr>{rows}</table></div>{note}'
 
@@ -188,6 +229,7 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
           claims_figure: Path | None = None, folder: Path = Path(".")) -> str:
     """The page; `folder`: where it is written, which its links to SVGs are relative to."""
     ids = sorted(tables, key=CHAPTER_ORDER.index)
+    hypotheses = pd.read_csv(tables["contradictions"]) if "contradictions" in tables else None
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>attnlab: {profile} profile</title>"
              f"<style>{CSS}</style></head><body>",
              f"<h1>Does the chapter reproduce? attnlab, profile {esc(profile)}</h1>",
@@ -200,7 +242,7 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
              "would decide); CONTRADICTED; MISSING = not measured.</p>".replace("{p}", esc(profile)),
              "".join(f'<p class="variant">{esc(line).replace("**", "")}</p>' for line in variant_lines(ledger)),
              f'<section id="ledger"><h2>The verdict</h2><p><strong>{esc(summary_line(ledger))}</strong></p>',
-             not_reproduced(ledger),
+             not_reproduced(ledger, hypotheses),
              claims_plot(claims_figure, folder) if claims_figure else "",
              "<h3>Every claim</h3><p class=\"meta\">reproduced: our mean ± sd over seeds; interval: the mean's 95 % "
              "interval; margin: the mean's distance from the chapter in tolerances (tol), ± its interval, or how far "
@@ -218,7 +260,8 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         if len(claims):
             parts.append(ledger_table(claims, ("id", "statement", "chapter", "reproduced", "verdict"), link=False))
         table = pd.read_csv(tables[t], keep_default_na=False, na_values=[""], dtype=dict.fromkeys(PROVENANCE, str))
-        parts.append(data_table(table))
+        parts.append(data_table(table, [row_anchor(r.claim, r.hypothesis_id) for r in table.itertuples()]
+                                if t == "contradictions" else None))
         parts.append(provenance(table))
         csv = Path(os.path.relpath(tables[t], folder)).as_posix()
         parts.append(f'<p class="meta">Data: <a href="{esc(csv)}">{t}.csv</a> · <a href="{esc(csv[:-4])}.md">{t}.md</a>'

@@ -37,13 +37,13 @@ table = registry(BUILDERS)
 
 
 # The tables in TABLES.md's order, the chapter's argument from the data to the probe, then the
-# pipeline's own (what the runs cost): the report's sections. load_families checks it names exactly
+# experiments behind what did not reproduce, then the pipeline's own (what the runs cost): the report's sections. load_families checks it names exactly
 # the registered builders, so the registry is the one list of tables.
 CHAPTER_ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalence", "averaging_matrix", "score_variance",
                  "effective_tokens", "softmax_saturation", "scale_training", "score_runaway", "ladder",
                  "param_breakdown", "gpt2_params", "norm_grad_init", "norm_warmup", "position_extrapolation",
                  "attention_scaling", "winograd_category", "winograd_role", "winograd_attention",
-                 "winograd_adjectives", "attention_equivalence", "depth_overfit", "pipeline_time", "throughput")
+                 "winograd_adjectives", "attention_equivalence", "depth_overfit", "contradictions", "pipeline_time", "throughput")
 
 
 def load_families() -> None:

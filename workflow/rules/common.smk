@@ -335,17 +335,18 @@ def run_metrics(run: str, variant: bool = False) -> list[str]:
 #        "figure_inputs": {name: [paths]}, "figure": bool, "category": str}
 TABLES = {}
 FAMILY_RULES = sorted(str(p) for p in Path(workflow.basedir, "workflow/rules").glob("*.smk")
-                      if p.stem not in ("common", "data", "train", "tables", "report", "targets"))
+                      if p.stem not in ("common", "data", "train", "contradictions", "tables", "report", "targets"))
 
 
 load_families()  # every @table and @figure builder, so the registry knows which tables have a figure
 
 
-def add_table(table_id, runs=None, inputs=None, figure_inputs=None, category="Tables"):
+def add_table(table_id, runs=None, inputs=None, figure_inputs=None, category="Tables", code_files=()):
     """Register a table: `runs` maps row names to experiments (families/<family>.py declares them),
     `inputs` names other files (for runs a family lays out itself, a function of `variant` that
-    names them). tables.smk turns each entry into a table rule, and a figure rule where the family
-    registered a figure builder; a variant's, where its inputs differ from the published table's."""
+    names them), `code_files` what else the builder reads (part of its key). tables.smk turns each entry
+    into a table rule, and a figure rule where the family registered a figure builder; a variant's,
+    where its inputs differ from the published table's."""
     if table_id not in TABLE_BUILDERS:
         raise WorkflowError(f"table {table_id!r} has no builder (@table) in src/attnlab/families/")
 
@@ -358,7 +359,7 @@ def add_table(table_id, runs=None, inputs=None, figure_inputs=None, category="Ta
     published = named(False)
     in_variant = named(True) if VARIANT else published
     TABLES[table_id] = {"inputs": published, "variant_inputs": in_variant if in_variant != published else None,
-                        "figure": table_id in FIGURE_BUILDERS, "category": category,
+                        "figure": table_id in FIGURE_BUILDERS, "category": category, "code_files": tuple(code_files),
                         "figure_inputs": {n: [p] if isinstance(p, str) else list(p) for n, p in (figure_inputs or {}).items()}}
 
 

@@ -32,7 +32,7 @@ def table_csv(table_id: str, variant: bool = False) -> str:
 
 @functools.cache
 def table_step(table_id: str, variant: bool = False) -> Step:
-    code = builder_code(TABLE_BUILDERS[table_id])
+    code = builder_code(TABLE_BUILDERS[table_id], files=TABLES[table_id]["code_files"])
     if not variant:
         inputs = TABLES[table_id]["inputs"]
         return register(Step(f"table_{table_id}", digest(code, table_id, inputs),

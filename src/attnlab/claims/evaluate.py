@@ -348,7 +348,16 @@ def judge(claim: dict, tables: dict) -> dict:
     return {**row, "verdict": judged, "margin": rule.margin, "note": note}
 
 
+def tried(claim_id: str, tables: dict) -> str:
+    """What the contradictions table tried on a claim: each setting and its finding. The verdict stays the
+    one under the chapter's stated settings."""
+    df = tables.get("contradictions")
+    rows = df[df["claim"] == claim_id] if df is not None else ()
+    return "tried: " + "; ".join(f"{r.setting}: {r.finding}" for r in rows.itertuples()) if len(rows) else ""
+
+
 def ledger(claims: list[dict], tables: dict, profile: str) -> pd.DataFrame:
     df = pd.DataFrame([judge(claim, tables) for claim in claims])
+    df["note"] = ["; ".join(filter(None, (note, tried(claim_id, tables)))) for claim_id, note in zip(df["id"], df["note"])]
     df["profile"] = profile
     return df

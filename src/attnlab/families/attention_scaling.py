@@ -17,6 +17,9 @@ COLUMNS = ["path", "tokens", "status", "ms_total", "time_ratio", "ms_projections
            "memory_ratio", "time_exponent", "memory_exponent", "need_gb", "budget_gb", "budget_rule",
            "peak_method", "kernel", "device", "torch", "threads", "runs"]
 SERIES = {"explicit": style.series(1), "fused": style.series(0)}
+# the chapter's two fitted slopes, one a panel, told apart in the figure's one legend by name and dash
+CHAPTER_FITS = {"time_exponent": ("time", style.CHAPTER_LINE["ls"]),
+                "memory_exponent": ("memory", (0, (6, 2, 1.5, 2, 1.5, 2)))}
 
 
 def fit_exponent(tokens, values, last: int = FIT_ROWS) -> float:
@@ -84,9 +87,10 @@ def attention_scaling_figure(inputs, context):
             last = largest["explicit"]
             ax.annotate(f"ours: $n^{{{last[exponent]:.2f}}}$", (last["tokens"], last[total]), xytext=(-8, 6),
                         textcoords="offset points", ha="right", fontsize=8, color=SERIES["explicit"]["color"])
+            quantity, dash = CHAPTER_FITS[exponent]
             for c in context.of(exponent):
-                guide(ax, tokens, last["tokens"], last[total], c.value, f"chapter's fit: ∝ $n^{{{c.value:g}}}$",
-                      **style.CHAPTER_LINE)
+                guide(ax, tokens, last["tokens"], last[total], c.value,
+                      f"chapter's fit, {quantity}: ∝ $n^{{{c.value:g}}}$", **{**style.CHAPTER_LINE, "ls": dash})
         if "fused" in largest:
             fused = largest["fused"]
             guide(ax, tokens, fused["tokens"], fused[linear], 1, "∝ n", color="0.4", ls=":", lw=1)

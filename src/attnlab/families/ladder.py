@@ -58,7 +58,7 @@ def ladder_figure(inputs, context, rows, point: str, groups: dict | None = None)
     fig, (bars, curves) = plt.subplots(1, 2, figsize=(13, 0.32 * len(df) + 3.2), width_ratios=(1.1, 1))
     style.hbars(bars, [f"{r}. {m}" for r, m in zip(df["row"], df["model"])], df["held_out_ppl"], colors,
                 context.of("held_out_ppl"), xerr=style.spread(df, "held_out_ppl"))
-    bars.set_xlabel("held-out perplexity (lower is better)")
+    bars.set_xlabel("held-out perplexity (lower is better, log scale)")
     ends = []
     for number, row in zip(df["row"], shown):
         group, position = group_of[row.name]

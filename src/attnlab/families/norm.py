@@ -32,6 +32,16 @@ def norm_grad_init(inputs) -> pd.DataFrame:
 GROUP_TITLES = {"all": "every parameter of the block", "attention_qkv": "attention q, k, v weights (the chapter's)"}
 
 
+def growth_finding(df: pd.DataFrame, blocks: list[int]) -> str:
+    """The title: what our runs show of the chapter's parameters (the attention q, k, v weights), in
+    their numbers — the last block's gradient norm over the first's, per norm placement; the chapter's
+    values are the markers."""
+    qkv = df[df["parameters"] == "attention_qkv"]
+    ratios = ", ".join(f"{row['norm']}-norm {row['ratio_last_first']:.2f}" for _, row in qkv.iterrows())
+    return (f"Before any step, block {blocks[-1]}'s gradient norm over block {blocks[0]}'s "
+            f"(attention q, k, v; mean over seeds): {ratios}")
+
+
 @figure("norm_grad_init")
 def norm_grad_init_figure(inputs, context):
     """Per-block gradient norm (mean ± std over seeds), pre vs post, one panel per parameter group;
@@ -51,7 +61,7 @@ def norm_grad_init_figure(inputs, context):
         ax.set(xlabel="block (1 = nearest the input)", ylabel="gradient norm (L2, one batch)", ylim=(0, None),
                title=GROUP_TITLES.get(group, group))
         ax.set_xticks(blocks)
-    style.headline(fig, "Before any step, post-norm's gradients grow with depth more than pre-norm's", context.profile,
+    style.headline(fig, growth_finding(df, blocks), context.profile,
                    "at initialisation: one batch, one backward, no step", style.seeds_note(df["seeds"].max()),
                    f"{len(blocks)} blocks")
     style.legend_below(fig)
@@ -104,6 +114,18 @@ def run_label(row: pd.Series, first: pd.Series) -> str:
                            if str(row[column]) != str(first[column]))
 
 
+def warmup_finding(df: pd.DataFrame) -> str:
+    """The title: the chapter's four runs' held-out perplexity after training, ours (the chapter's are
+    the diamonds); a run that diverged has none."""
+    ppl = df.set_index("run")["held_out_ppl"]
+
+    def ours(run: str) -> str:
+        return f"{ppl[run]:.2f}" if math.isfinite(ppl[run]) else "diverged"
+
+    return (f"Held-out perplexity after training: post-norm {ours('post_no_warmup')} without warmup, "
+            f"{ours('post_warmup')} with; pre-norm {ours('pre_no_warmup')} without, {ours('pre_warmup')} with")
+
+
 @figure("norm_warmup")
 def norm_warmup_figure(inputs, context):
     """Training loss per step (mean over seeds; an x where a seed diverged) beside the final
@@ -126,9 +148,9 @@ def norm_warmup_figure(inputs, context):
     style.hbars(bars, labels, df["held_out_ppl"], [style.series(i)["color"] for i in range(len(df))],
                 context.of("held_out_ppl"), xerr=style.spread(df, "held_out_ppl"))
     bars.axvline(math.exp(unigram), color="0.4", ls=":", lw=1.2)
-    bars.set_xlabel("held-out perplexity after training (lower is better)")
+    bars.set_xlabel("held-out perplexity after training (lower is better, log scale)")
     first = df.iloc[0]
-    style.headline(fig, "Post-norm fails without warmup; pre-norm needs none", context.profile,
+    style.headline(fig, warmup_finding(df), context.profile,
                    style.steps_note(df["steps"]), style.seeds_note(df["seeds"].max()),
                    f"{first['n_blocks']} blocks, lr {first['lr']:g}, {first['schedule']} schedule, "
                    f"clip {first['grad_clip']}, batch {first['batch']}")

@@ -1,0 +1,182 @@
+"""Experiments behind the CONTRADICTED claims: for each, settings the chapter did not state, each tried as
+an ordinary pipeline run (configs/experiment/... or configs/winograd/...), and what it does to the claim.
+
+A hypothesis rebuilds one family table with the family's own builder, its runs in place of the published
+ones (or, where it needs no run, reading another column of the published table), and the ledger's rules
+judge the claim on that table exactly as on the published one. The finding compares the two:
+- reproduced under this setting: the claim is MATCH under the hypothesis;
+- conclusion reproduced: CONCLUSION HOLDS under it (the chapter's point, not its number);
+- moves toward the chapter: the gap to the chapter's value (or to the rule's threshold) shrinks by at
+  least a tenth, and by more than the spread over seeds of both gaps together (sd before + sd under);
+- ruled out: otherwise;
+- not measured: the hypothesis's table lacks what the claim reads (a profile too small for it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import numpy as np
+import pandas as pd
+
+from attnlab.claims.evaluate import Missing, chapter_value, evaluate, judge, load_tables
+from attnlab.claims.render import show
+from attnlab.claims.rules import load_claims
+from attnlab.tables import BUILDERS, SEEDS_SUFFIX, table
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    id: str                     # names its inputs: <id>:<the family table's input name>
+    table: str                  # the family table it rebuilds
+    claims: tuple[str, ...]     # the CONTRADICTED claims it tests (read on that table)
+    text: str                   # the hypothesis, in words
+    setting: str                # what differs from the chapter's stated settings
+    runs: dict = field(default_factory=dict)  # table input -> the run trained under the hypothesis
+    seeds: int = 3              # seeds of its runs, at most (a profile with fewer seeds trains its count)
+    read: dict = field(default_factory=dict)  # column -> the published table's column read in its place
+
+
+RUNAWAY = ("score_runaway.final_std", "score_runaway.onehot")
+CATEGORY = ("winograd_category.average", "winograd_category.bag_of_words_wins")
+TWO_HOP = ("winograd_attention.block1_same", "winograd_attention.block1_first_noun", "winograd_attention.block2_tired")
+
+HYPOTHESES = (
+    Hypothesis("runaway_lr3e3", "score_runaway", RUNAWAY,
+               "the chapter trained at a higher learning rate than the one it states for every run",
+               "train.lr=3e-3 (undivided d_k = 1024 run)", {"undivided": "scale/runaway_lr3e3"}, seeds=2),
+    Hypothesis("runaway_lr1e2", "score_runaway", RUNAWAY,
+               "as above, ten times the stated rate", "train.lr=1e-2 (undivided d_k = 1024 run)",
+               {"undivided": "scale/runaway_lr1e2"}, seeds=2),
+    Hypothesis("runaway_lr6e3", "score_runaway", RUNAWAY,
+               "as above, between the two rates whose runs bracket the chapter's 5147",
+               "train.lr=6e-3 (undivided d_k = 1024 run)", {"undivided": "scale/runaway_lr6e3"}, seeds=2),
+    Hypothesis("runaway_betas095", "score_runaway", RUNAWAY,
+               "the chapter used GPT-style Adam betas, whose shorter second-moment memory lets large updates through",
+               "train.betas=[0.9,0.95] (undivided d_k = 1024 run)", {"undivided": "scale/runaway_betas095"}, seeds=2),
+    Hypothesis("category_train_sentences", "winograd_category", (*CATEGORY, "winograd_category.block"),
+               "the chapter scored sentences the models trained on, not held-out pairs",
+               "accuracy read on the training sentences (the published runs)", read={"accuracy": "train_accuracy"}),
+    Hypothesis("category_decay", "winograd_category", (*CATEGORY, "winograd_category.block"),
+               "the average memorises its training pairs; stronger weight decay makes it copy the place present",
+               "train.weight_decay=0.1 (both models)",
+               {"average": "winograd/category_average_decay", "block": "winograd/category_block_decay"}),
+    Hypothesis("category_average_long", "winograd_category", CATEGORY,
+               "the chapter's average trained longer, past memorising its pairs",
+               "train.steps=9000 (the average)", {"average": "winograd/category_average_long"}),
+    Hypothesis("category_lr3e3", "winograd_category", (*CATEGORY, "winograd_category.block"),
+               "the chapter's models trained at a higher learning rate", "train.lr=3e-3 (both models)",
+               {"average": "winograd/category_average_lr3e3", "block": "winograd/category_block_lr3e3"}),
+    Hypothesis("two_hop_one_head", "winograd_attention", TWO_HOP,
+               "the chapter's maps are of one head per block; ours average four heads, which can split a circuit",
+               "model.n_heads=1 (both blocks)", {"probe": "winograd/role_two_blocks_one_head"}),
+    Hypothesis("crosser_one_head", "winograd_adjectives", ("winograd_adjectives.crosser",),
+               "as above: one head per block", "model.n_heads=1 (both blocks)",
+               {"probe": "winograd/role_two_blocks_one_head"}),
+    Hypothesis("alibi_eight_heads", "position_extrapolation", ("position_extrapolation.alibi_256",),
+               "the chapter's ALiBi had the paper's eight slopes 2^-1 … 2^-8; ours has four heads, 2^-2 … 2^-8",
+               "model.n_heads=8 (ALiBi)", {"alibi": "position/alibi_eight_heads"}, seeds=2),
+    # the published measurement ran on another machine of the same kind: measured again here first (the
+    # control), then at one thread, on the same machine
+    Hypothesis("scaling_here", "attention_scaling", ("attention_scaling.ratio_to_4",),
+               "the last doubling's extra time belongs to the machine that measured it (control: the same run here)",
+               "explicit path measured again, 2 threads, on this pipeline's machine",
+               {"explicit": "measure/attention_scaling_threads2"}),
+    Hypothesis("scaling_one_thread", "attention_scaling", ("attention_scaling.ratio_to_4",),
+               "the last doubling's extra time is two threads sharing memory bandwidth, not the computation",
+               "explicit path measured at 1 thread, on the control's machine", {"explicit": "measure/attention_scaling_threads1"}),
+)
+
+def hypothesis_seeds(run: str) -> int:
+    """The seeds a hypothesis trains of one of its runs (at most; a profile with fewer trains its count)."""
+    return next(h.seeds for h in HYPOTHESES if run in h.runs.values())
+
+
+FINDINGS = ("reproduced under this setting", "conclusion reproduced", "moves toward the chapter", "ruled out",
+            "not measured")
+
+
+def hypothesis_table(h: Hypothesis, inputs, published: dict) -> pd.DataFrame:
+    """The family table under the hypothesis: its builder on the hypothesis's inputs, or the published
+    table with columns read in place of others."""
+    if h.read:
+        df = published[h.table].copy()
+        for column, source in h.read.items():
+            for suffix in ("", SEEDS_SUFFIX):
+                if f"{source}{suffix}" in df.columns:
+                    df[f"{column}{suffix}"] = df[f"{source}{suffix}"]
+        return df
+    prefix = f"{h.id}:"
+    return BUILDERS[h.table]({name.removeprefix(prefix): paths for name, paths in inputs.items()
+                              if name.startswith(prefix)})
+
+
+def gap(claim: dict, tables: dict) -> np.ndarray | None:
+    """How far each seed's value is from the chapter's point: from its number (relative or absolute, as the
+    rule compares) or from the rule's threshold (above / below); None where the rule has no distance."""
+    rule = claim["rule"]
+    value = evaluate(claim["value"], tables, claim["table"])
+    value = value.reshape(-1, value.shape[-1])
+    if rule["kind"] in ("relative", "absolute") and "to" not in rule:
+        target = chapter_value(claim).reshape(-1, 1)
+        distance = np.abs(value - target)
+        if rule["kind"] == "relative":
+            distance = distance / np.abs(target)
+    elif rule["kind"] in ("above", "below") and isinstance(rule["than"], (int, float)):
+        sign = 1 if rule["kind"] == "above" else -1
+        distance = np.maximum(0.0, sign * (rule["than"] - value))
+    else:
+        return None
+    return np.nanmean(distance, axis=0)
+
+
+def gap_or_none(claim: dict, tables: dict) -> np.ndarray | None:
+    try:
+        return gap(claim, tables)
+    except Missing:
+        return None
+
+
+def spread(x: np.ndarray) -> float:
+    return float(np.std(x, ddof=1)) if x.size > 1 else 0.0
+
+
+def finding(verdict: str, before: np.ndarray | None, under: np.ndarray | None) -> str:
+    if verdict == "MISSING":
+        return FINDINGS[4]
+    if verdict == "MATCH":
+        return FINDINGS[0]
+    if verdict == "CONCLUSION HOLDS":
+        return FINDINGS[1]
+    if (before is not None and under is not None and under.mean() <= 0.9 * before.mean()
+            and under.mean() + spread(under) < before.mean() - spread(before)):
+        return FINDINGS[2]
+    return FINDINGS[3]
+
+
+def show_gap(claim: dict, g: np.ndarray | None) -> str:
+    if g is None:
+        return "–"
+    text = show(g.mean(), spread(g))
+    return f"{text} (relative)" if claim["rule"]["kind"] == "relative" else text
+
+
+@table("contradictions")
+def contradictions(inputs) -> pd.DataFrame:
+    claims = {c["id"]: c for c in load_claims(inputs["claims"][0])}
+    published = load_tables(inputs["tables"])
+    rows = []
+    for h in HYPOTHESES:
+        tables = {**published, h.table: hypothesis_table(h, inputs, published)}
+        runs = [f"{name}: {run}" for name, run in h.runs.items()] or ["the published runs"]
+        for claim_id in h.claims:
+            claim = claims[claim_id]
+            before, under = judge(claim, published), judge(claim, tables)
+            gaps = gap_or_none(claim, published), gap_or_none(claim, tables)
+            rows.append({
+                "claim": claim_id, "hypothesis": h.text, "setting": h.setting, "experiment": "; ".join(runs),
+                "chapter": before["chapter"], "ours_before": before["reproduced"], "verdict_before": before["verdict"],
+                "ours_under_hypothesis": under["reproduced"], "seeds": under["seeds"], "verdict": under["verdict"],
+                "gap_before": show_gap(claim, gaps[0]), "gap_under_hypothesis": show_gap(claim, gaps[1]),
+                "finding": finding(under["verdict"], *gaps), "hypothesis_id": h.id,
+            })
+    return pd.DataFrame(rows)
