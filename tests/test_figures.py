@@ -3,6 +3,7 @@ value where the ledger has one, keeps its legend off the data, draws error bars 
 spread, and is the same small PNG from the same inputs."""
 
 import math
+import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -290,3 +291,30 @@ def test_the_chapters_two_fits_say_which_they_fit(tokens):
 def largest_token(row: pd.Series) -> str:
     cells = [c for c in row.index if c[0].isdigit() and not c.endswith(("_std", "_seeds"))]
     return max(cells, key=lambda c: row[c]).split(":", 1)[1]
+
+
+# What a caption says each panel shows, in words the panel's own axis labels carry (left to right).
+CAPTION_PANELS = {"attention_scaling": {"left": ("time",), "right": ("memory",)},
+                  "norm_warmup": {"left": ("training loss",), "right": ("perplexity after training",)}}
+
+
+@pytest.mark.parametrize("figure_id", sorted(CAPTION_PANELS))
+def test_a_caption_describes_the_panels_its_figure_draws(figure_id, tokens):
+    """The caption names each panel by side with the words just before it, and that side's axis labels
+    carry the same words."""
+    caption = " ".join((REPO / "workflow/report" / f"{figure_id}.rst").read_text().split())
+    fig, _ = build(figure_id, tokens)
+    panels = sorted((ax for ax in fig.axes if ax.get_xlabel() or ax.get_ylabel()), key=lambda ax: ax.get_position().x0)
+    for side, words in CAPTION_PANELS[figure_id].items():
+        said = caption[:caption.index(f"({side}")][-80:].lower()
+        assert all(w in said for w in words), (figure_id, side, said)
+        ax = panels[0] if side == "left" else panels[-1]
+        labels = f"{ax.get_xlabel()} {ax.get_ylabel()} {ax.get_title()}".lower()
+        assert all(w in labels for w in words), (figure_id, side, labels)
+    plt.close(fig)
+
+
+def test_every_caption_that_names_a_panel_is_checked():
+    named = {p.stem for p in (REPO / "workflow/report").glob("*.rst")
+             if re.search(r"\((left|right)[;:)]", " ".join(p.read_text().split()))}
+    assert named == set(CAPTION_PANELS)
