@@ -1,7 +1,7 @@
 # The sqrt(d_k) family (TABLES.md: score_variance, effective_tokens, softmax_saturation,
 # scale_training, score_runaway). The random-row measurements take seconds, so every profile
 # measures the chapter's sample sizes (configs/measure/scale.yaml). Rows: src/attnlab/families/scale.py.
-from attnlab.families.contradictions import hypothesis_seeds
+from attnlab.families.contradictions import hypothesis_of
 from attnlab.families.scale import RUNAWAY_UNSTATED, SCALE_TRAINING, SCORE_RUNAWAY
 
 SCALE_SETTINGS = "configs/measure/scale.yaml"
@@ -43,5 +43,5 @@ add_table("scale_training", runs={e: e for row in SCALE_TRAINING for e in row.ru
 # the rows of settings the chapter does not state train the seeds their hypothesis trains
 add_table("score_runaway", inputs=lambda variant: {
     **{name: run_metrics(run, variant) for name, run in SCORE_RUNAWAY.runs().items()},
-    **{name: [train_step(run, seed).outputs[0] for seed in range(min(hypothesis_seeds(run), PROFILE_CONFIG.seeds))]
+    **{name: [train_step(run, seed).outputs[0] for seed in range(hypothesis_of(run).seeds_under(PROFILE_CONFIG.seeds))]
        for name, (run, _) in RUNAWAY_UNSTATED.items()}})

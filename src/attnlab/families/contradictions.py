@@ -35,6 +35,10 @@ class Hypothesis:
     seeds: int = 3              # seeds of its runs, at most (a profile with fewer seeds trains its count)
     read: dict = field(default_factory=dict)  # column -> the published table's column read in its place
 
+    def seeds_under(self, profile_seeds: int) -> int:
+        """How many seeds its runs train in a profile that trains `profile_seeds` of a published row."""
+        return min(self.seeds, profile_seeds)
+
 
 RUNAWAY = ("score_runaway.final_std", "score_runaway.onehot")
 CATEGORY = ("winograd_category.average", "winograd_category.bag_of_words_wins")
@@ -86,13 +90,13 @@ HYPOTHESES = (
                "explicit path measured at 1 thread, on the control's machine", {"explicit": "measure/attention_scaling_threads1"}),
 )
 
-def hypothesis_seeds(run: str) -> int:
-    """The seeds a hypothesis trains of one of its runs (at most; a profile with fewer trains its count)."""
-    return next(h.seeds for h in HYPOTHESES if run in h.runs.values())
+def hypothesis_of(run: str) -> Hypothesis:
+    """The hypothesis that trains a run."""
+    return next(h for h in HYPOTHESES if run in h.runs.values())
 
 
-FINDINGS = ("reproduced under this setting", "conclusion reproduced", "moves toward the chapter", "ruled out",
-            "not measured")
+REPRODUCED, CONCLUSION, TOWARD, RULED_OUT, NOT_MEASURED = FINDINGS = (
+    "reproduced under this setting", "conclusion reproduced", "moves toward the chapter", "ruled out", "not measured")
 
 
 def hypothesis_table(h: Hypothesis, inputs, published: dict) -> pd.DataFrame:
@@ -141,16 +145,13 @@ def spread(x: np.ndarray) -> float:
 
 
 def finding(verdict: str, before: np.ndarray | None, under: np.ndarray | None) -> str:
-    if verdict == "MISSING":
-        return FINDINGS[4]
-    if verdict == "MATCH":
-        return FINDINGS[0]
-    if verdict == "CONCLUSION HOLDS":
-        return FINDINGS[1]
+    by_verdict = {"MISSING": NOT_MEASURED, "MATCH": REPRODUCED, "CONCLUSION HOLDS": CONCLUSION}
+    if verdict in by_verdict:
+        return by_verdict[verdict]
     if (before is not None and under is not None and under.mean() <= 0.9 * before.mean()
             and under.mean() + spread(under) < before.mean() - spread(before)):
-        return FINDINGS[2]
-    return FINDINGS[3]
+        return TOWARD
+    return RULED_OUT
 
 
 def show_gap(claim: dict, g: np.ndarray | None) -> str:
