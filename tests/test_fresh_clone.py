@@ -160,6 +160,19 @@ def test_bad_options_are_refused_naming_what_is_allowed(clone, option, message):
     assert result.returncode != 0 and re.search(message, result.stdout + result.stderr), result.stderr[-2000:]
 
 
+def test_a_winograd_run_given_more_seeds_trains_only_the_new_ones(clone):
+    """seeds_per_run names Winograd runs as winograd/<version>_<model>: seeds past the profile's
+    winograd_seeds train beside the published ones and the tables that read the run are rebuilt."""
+    jobs, out = dry_run(clone, "--config", "profile=quick", "seeds_per_run={quick: {winograd/role_average: 7}}")
+    assert jobs["winograd_train"] == 2, out[-3000:]  # quick's winograd_seeds is 5
+    for seed in (5, 6):
+        assert f"home=results/quick, version=role, model=average, seed={seed}" in out
+    assert {"table_winograd_role", "claims", "report"} <= set(jobs)
+    result = snakemake(clone, "-n", "--cores", "1", "--config", "profile=quick",
+                       "seeds_per_run={quick: {winograd/role_nope: 7}}")
+    assert result.returncode != 0 and "winograd/role_average" in result.stderr + result.stdout
+
+
 def test_a_row_is_one_config_and_one_declared_line(clone):
     """The README's recipe: the new run trains alone, and the ladder family's tables, figures and
     the ledger are rebuilt; removing the row again plans nothing."""

@@ -314,9 +314,10 @@ RUN_FILES = ("metrics.json", "curve.csv", "evals.csv", "config.yaml")
 
 
 MORE_SEEDS = (config.get("seeds_per_run") or {}).get(PROFILE) or {}
-if not all(run in EXPERIMENTS and isinstance(n, int) and n >= 1 for run, n in MORE_SEEDS.items()):
-    raise WorkflowError(f"seeds_per_run.{PROFILE}={MORE_SEEDS!r}: expected {{experiment: whole number >= 1}}; "
-                        f"experiments: {EXPERIMENTS}")
+if not all(run in RUN_NAMES and str(n).isdigit() and int(n) >= 1 for run, n in MORE_SEEDS.items()):
+    raise WorkflowError(f"seeds_per_run.{PROFILE}={MORE_SEEDS!r}: expected {{run: whole number >= 1}}; "
+                        f"runs: {RUN_NAMES}")
+MORE_SEEDS = {run: int(n) for run, n in MORE_SEEDS.items()}  # --config gives numbers as text
 
 
 def seeds_of(run: str, variant: bool = False) -> list[int]:

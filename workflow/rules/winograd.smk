@@ -25,10 +25,11 @@ def split_step(version: str) -> Step:
                          [f"{WINOGRAD}/{version}/{name}" for name in SPLIT_FILES.values()]))
 
 
-def winograd_seeds(variant: bool) -> list[int]:
-    """The held-out sets are small, so one seed is noisy: the profile's Winograd count, or the
-    pipeline's (a variant's seeds=) if larger."""
-    return list(range(max(len(SEEDS) if variant else PROFILE_CONFIG.seeds, PROFILE_CONFIG.winograd_seeds)))
+def winograd_seeds(version: str, model: str, variant: bool = False) -> list[int]:
+    """The held-out sets are small, so one seed is noisy: the profile's Winograd count, the pipeline's
+    (a variant's seeds=) if larger, or more where seeds_per_run names the run (winograd/<version>_<model>)."""
+    return list(range(max(len(SEEDS) if variant else PROFILE_CONFIG.seeds, PROFILE_CONFIG.winograd_seeds,
+                          MORE_SEEDS.get(f"winograd/{version}_{model}", 0))))
 
 
 @functools.cache
@@ -41,7 +42,7 @@ def winograd_step(version: str, model: str, seed: int, variant: bool = False) ->
             compose_run(run, [f"profile={PROFILE}", f"seed={seed}", *overrides])))
     except ConfigError as e:
         raise WorkflowError(f"winograd run {run}: {e}")
-    home = RESULTS if not overrides and seed in winograd_seeds(False) else VARIANT_DIR
+    home = RESULTS if not overrides and seed in winograd_seeds(version, model) else VARIANT_DIR
     folder = RUN_FOLDER.format(home=home, version=version, model=model, seed=seed)
     return register(Step(f"winograd_train/{version}/{model}/seed{seed}", key, [f"{folder}/{n}" for n in WINOGRAD_FILES],
                          {"split": split_step(version).outputs[:1]}, home=home))
@@ -57,7 +58,7 @@ def winograd_step_at(w) -> Step:
 
 def winograd_runs(version: str, model: str, name: str = "metrics.json", variant: bool = False) -> list[str]:
     return [winograd_step(version, model, seed, variant).outputs[WINOGRAD_FILES.index(name)]
-            for seed in winograd_seeds(variant)]
+            for seed in winograd_seeds(version, model, variant)]
 
 
 rule winograd_split:
