@@ -397,3 +397,13 @@ def test_the_readme_and_the_ledger_wait_for_every_registered_table():
     jobs = snakemake("-n", "-F", "--quiet", "rules", "--", "results/full/readme_results.md")
     scheduled = set(re.findall(r"^(\w+)\s+\d+$", jobs, flags=re.M))
     assert {"claims", "readme_results"} <= scheduled and table_rules and table_rules <= scheduled
+
+
+def test_a_spread_keeps_its_first_digit_when_the_mean_shows_few():
+    """A mean shown as 45 (44.997: four significant digits) keeps its spread 0.509 as 0.5, not as 1;
+    where the mean's last digit holds the spread's first, the spread stops there (60.1 ± 0.5)."""
+    from attnlab.claims.render import show
+    assert show(44.997, 0.509) == "45 ± 0.5"
+    assert show(60.1, 0.4814) == "60.1 ± 0.5"
+    assert show(1.417, 0.199) == "1.417 ± 0.199"
+    assert show(137.6, 6.0) == "137.60 ± 6.00"

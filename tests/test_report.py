@@ -63,6 +63,18 @@ def test_a_list_cell_is_a_small_table_of_its_items():
     assert report.cell_html("[a] or [b]") == "<td>[a] or [b]</td>"
 
 
+def test_a_long_list_is_cut_to_its_first_items_in_the_summary_line():
+    """"What did not reproduce" is one line per claim; the ledger below lists every value."""
+    assert report.shortened_lists("[2,048, 8,192, 16,384, 32,768, 65,536]") == "[2,048, 8,192, 16,384, … (5 values)]"
+    assert report.shortened_lists("fails on [[1, 2], [3, 4], [5, 6], [7, 8], [9, 0]]: 1 of 10") == \
+        "fails on [[1, 2], [3, 4], [5, 6], … (5 values)]: 1 of 10"
+    assert report.shortened_lists("[36.42, 37.5] and [1, 2, 3, 4]") == "[36.42, 37.5] and [1, 2, 3, 4]"
+    ledger = pd.DataFrame([{"id": "t.c", "table": "t", "verdict": "CONTRADICTED", "chapter": "0",
+                            "reproduced": str([float(i) for i in range(15)]), "interval": "", "note": "", "margin": "m"}])
+    line = report.not_reproduced(ledger)
+    assert "[0.0, 1.0, 2.0, … (15 values)]" in line and "14.0" not in line
+
+
 def test_a_caption_keeps_its_strong_and_its_emphasis():
     assert report.caption_html("Ours, in ``_base.yaml``: **batch 32**,\n*constant* after warmup.") == \
         "<p>Ours, in <code>_base.yaml</code>: <strong>batch 32</strong>, <em>constant</em> after warmup.</p>"

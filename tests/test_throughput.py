@@ -46,8 +46,26 @@ def test_the_reference_refuses_a_model_it_does_not_reproduce():
         throughput.ReferenceModel(ModelConfig(mixer="average"))
 
 
+@pytest.mark.parametrize("experiment", ["ladder/block", "norm/pre_warmup", "norm/post_warmup_no_clip"])
+def test_the_timed_step_clips_exactly_when_the_experiments_runs_do(experiment, monkeypatch):
+    """Every timed step is attnlab.train's training_step with the experiment's grad_clip: the norm
+    runs clip at 1.0, the ladder's and the unclipped post-norm run's do not."""
+    clipped_at = []
+    clip = torch.nn.utils.clip_grad_norm_
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_",
+                        lambda params, max_norm, **kw: clipped_at.append(max_norm) or clip(params, max_norm, **kw))
+    setting = throughput.experiment_setting(experiment, "smoke")
+    setting = throughput.Setting(setting.name, TINY, 2, setting.grad_clip)  # the experiment's step, tiny shapes
+    workloads = throughput.training_workloads(setting, torch.device("cpu"))
+    for w in workloads:
+        w.step()
+    runs_clip = compose([f"experiment={experiment}", "profile=smoke"]).train.grad_clip
+    assert clipped_at == ([runs_clip] * len(workloads) if runs_clip else [])
+    assert experiment != "norm/pre_warmup" or runs_clip == 1.0
+
+
 def test_measurement_writes_every_row_and_the_table_and_figure_read_it(tmp_path):
-    settings = [throughput.Setting("tiny", TINY, 2)]
+    settings = [throughput.Setting("tiny", TINY, 2, grad_clip=0.0)]
     rows = throughput.measure(settings, threads=[1, 2], warmup=1, repeats=2, steps=1, matmul_size=16)
     trained = {(r["model"], r["precision"], r["threads"]) for r in rows if r["setting"] == "tiny"}
     assert trained == {(m, p, n) for m in throughput.MODELS for p in PRECISIONS for n in (1, 2)}

@@ -125,6 +125,29 @@ def tried(claim_id: str, hypotheses: pd.DataFrame | None) -> str:
     return "; tried: " + ", ".join(links) if links else ""
 
 
+def shortened_lists(cell: str, keep: int = 3) -> str:
+    """`cell` with every outermost [..] of more than keep + 1 elements cut to its first `keep`: a
+    one-line summary stays one line (the ledger below lists every value)."""
+    out, depth, start = [], 0, 0
+    for i, char in enumerate(cell):
+        if char == "[":
+            if depth == 0:
+                out.append(cell[start:i])
+                start, commas = i, []
+            depth += 1
+        elif char == "]" and depth:
+            depth -= 1
+            if depth == 0:
+                whole = cell[start:i + 1]
+                out.append(whole if len(commas) <= keep else
+                           f"{cell[start:commas[keep - 1]]}, … ({len(commas) + 1} values)]")
+                start = i + 1
+        elif char == "," and depth == 1 and cell[i + 1:i + 2] == " ":  # not the comma inside 2,048
+            commas.append(i)
+    out.append(cell[start:])
+    return "".join(out)
+
+
 def not_reproduced(ledger: pd.DataFrame, hypotheses: pd.DataFrame | None = None) -> str:
     """One line per claim the runs contradict or leave undecided: ours against the chapter's, why, and the
     hypotheses tried on it (rows of the contradictions table)."""
@@ -133,11 +156,13 @@ def not_reproduced(ledger: pd.DataFrame, hypotheses: pd.DataFrame | None = None)
         return "<p>Every claim is reproduced (MATCH or CONCLUSION HOLDS).</p>"
     items = []
     for _, claim in missed.sort_values("verdict", key=lambda v: v.map(NOT_REPRODUCED.index), kind="stable").iterrows():
-        interval = f" (95 % interval {esc(claim['interval'])})" if text(claim["interval"]) else ""
+        interval = text(claim["interval"])
+        interval = f" (95 % interval {esc(shortened_lists(interval))})" if interval else ""
         # the ledger's note ends with what was tried; here those are links to the rows
-        why = re.split(r"(?:^|; )tried: ", text(claim["note"]))[0] or text(claim["margin"])
+        why = shortened_lists(re.split(r"(?:^|; )tried: ", text(claim["note"]))[0] or text(claim["margin"]))
         items.append(f'<li><a href="#{esc(claim["table"])}">{esc(claim["id"])}</a> {verdict_mark(claim["verdict"])}: '
-                     f'ours {esc(claim["reproduced"])}{interval} against the chapter\'s {esc(claim["chapter"])}; '
+                     f'ours {esc(shortened_lists(text(claim["reproduced"])))}{interval} against the chapter\'s '
+                     f'{esc(claim["chapter"])}; '
                      f'{esc(why)}{tried(claim["id"], hypotheses)}.</li>')
     return f'<h3>What did not reproduce</h3><ul class="missed">{"".join(items)}</ul>'
 

@@ -32,10 +32,10 @@ def show_number(x: float) -> str:
 
 def show_spread(x: float, spread: float) -> str:
     """The spread to the mean's last shown digit (60.1 ± 0.5, not 60.1 ± 0.4814), or one significant
-    digit where that would round it to nothing."""
+    digit where that digit would change it by more than a quarter (45 ± 0.5, not 45 ± 1)."""
     shown = show_number(x)
     decimals = len(shown.split(".")[1]) if "." in shown and "e" not in shown else 0
-    if "e" in shown or round(spread, decimals) == 0:
+    if "e" in shown or abs(round(spread, decimals) - spread) > spread / 4:
         return f"{spread:.1g}"
     return f"{spread:,.{decimals}f}"
 

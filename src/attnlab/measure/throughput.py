@@ -7,7 +7,8 @@ model shapes and batch size, three models train on one fixed batch of random tok
   explicit   the same model on its explicit path (scores and weights materialised)
   reference  the same stack built from nn.TransformerEncoderLayer (ReferenceModel)
 each in float32 and in bf16 (attnlab.model.autocast, as train.precision=bf16 trains), at each
-thread count. A step is what attnlab.train does per step: forward and loss, backward, AdamW step.
+thread count. A step is attnlab.train's training_step, as the experiment's runs take it: forward and
+loss, backward, the gradient clipped where the experiment clips it, AdamW step.
 
 All rows are timed in one process, interleaved: every row's first timed run, then every row's
 second, ..., so a drift of the machine (another process, heat) spreads over all rows instead of
@@ -39,7 +40,8 @@ from omegaconf import OmegaConf
 from attnlab.config import ConfigError, compose, model_config
 from attnlab.data import write_json
 from attnlab.measure.attention_scaling import device_name, resolve_device
-from attnlab.model import PRECISIONS, LanguageModel, ModelConfig, autocast, causal_mask
+from attnlab.model import PRECISIONS, LanguageModel, ModelConfig, causal_mask
+from attnlab.train import training_step
 
 MODELS = ("fused", "explicit", "reference")
 DTYPES = {"float32": torch.float32, "bf16": torch.bfloat16}
@@ -117,11 +119,12 @@ class Setting:
     name: str  # the experiment it comes from
     model: ModelConfig
     batch_size: int
+    grad_clip: float  # as the experiment's runs clip (0: not clipped)
 
 
 def experiment_setting(experiment: str, profile: str) -> Setting:
     cfg = compose([f"experiment={experiment}", f"profile={profile}"])
-    return Setting(experiment, model_config(cfg), cfg.train.batch_size)
+    return Setting(experiment, model_config(cfg), cfg.train.batch_size, cfg.train.grad_clip or 0.0)
 
 
 @dataclass
@@ -137,15 +140,6 @@ def project_loss(model: LanguageModel, x: torch.Tensor, y: torch.Tensor, explici
     return model(x, y, explicit=explicit)[1]
 
 
-def training_step(model: nn.Module, optimizer, loss_of: Callable, precision: str, device_type: str) -> None:
-    """One step as attnlab.train takes it: forward and loss (autocast in bf16), backward, AdamW."""
-    with autocast(precision, device_type):
-        loss = loss_of()
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    optimizer.step()
-
-
 def training_workloads(setting: Setting, device: torch.device) -> list[Workload]:
     cfg = setting.model
     torch.manual_seed(0)
@@ -159,7 +153,8 @@ def training_workloads(setting: Setting, device: torch.device) -> list[Workload]
         for precision in PRECISIONS:
             columns = {"setting": setting.name, "n_blocks": cfg.n_blocks, "batch_size": setting.batch_size,
                        "model": name, "precision": precision}
-            workloads.append(Workload(columns, partial(training_step, model, optimizer, loss_of, precision, device.type),
+            step = partial(training_step, model, optimizer, loss_of, precision, device.type, setting.grad_clip)
+            workloads.append(Workload(columns, step,
                                       model_flops_per_token(cfg) * tokens, tokens))
     return workloads
 
