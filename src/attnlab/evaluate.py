@@ -21,8 +21,9 @@ from omegaconf import OmegaConf
 
 from attnlab import data, runs
 from attnlab.config import ConfigError, git_commit, model_config
+from attnlab.device import pick_device
 from attnlab.model import LanguageModel
-from attnlab.train import mean_loss, perplexity, pick_device
+from attnlab.train import mean_loss, perplexity
 
 
 def load_run(run_dir: Path):

@@ -128,24 +128,10 @@ def tried(claim_id: str, hypotheses: pd.DataFrame | None) -> str:
 def shortened_lists(cell: str, keep: int = 3) -> str:
     """`cell` with every outermost [..] of more than keep + 1 elements cut to its first `keep`: a
     one-line summary stays one line (the ledger below lists every value)."""
-    out, depth, start = [], 0, 0
-    for i, char in enumerate(cell):
-        if char == "[":
-            if depth == 0:
-                out.append(cell[start:i])
-                start, commas = i, []
-            depth += 1
-        elif char == "]" and depth:
-            depth -= 1
-            if depth == 0:
-                whole = cell[start:i + 1]
-                out.append(whole if len(commas) <= keep else
-                           f"{cell[start:commas[keep - 1]]}, … ({len(commas) + 1} values)]")
-                start = i + 1
-        elif char == "," and depth == 1 and cell[i + 1:i + 2] == " ":  # not the comma inside 2,048
-            commas.append(i)
-    out.append(cell[start:])
-    return "".join(out)
+    def cut(found: re.Match) -> str:
+        items = LIST_ITEM.split(found[0][1:-1])
+        return found[0] if len(items) <= keep + 1 else f"[{', '.join(items[:keep])}, … ({len(items)} values)]"
+    return LIST.sub(cut, cell)
 
 
 def not_reproduced(ledger: pd.DataFrame, hypotheses: pd.DataFrame | None = None) -> str:

@@ -31,6 +31,7 @@ from tqdm import tqdm
 from attnlab import data, runs
 from attnlab.config import (ROOT, ConfigError, ablations, check_train, compose, config_hash, experiments, git_commit,
                             model_config, scaled)
+from attnlab.device import pick_device
 from attnlab.model import LanguageModel, autocast
 
 log = logging.getLogger("attnlab.train")
@@ -39,23 +40,10 @@ OmegaConf.register_new_resolver("or_default", lambda value: "default" if value i
                                 replace=True)
 
 
-def pick_device(name: str) -> torch.device:
-    """auto: CUDA, then MPS, then CPU; a named device that torch cannot see is refused."""
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("device 'cuda' but torch sees no CUDA device; allowed here: auto, cpu")
-    if name != "auto":
-        return torch.device(name)
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    if torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
-
-
 def training_step(model: nn.Module, optimizer, loss_of: Callable[[], torch.Tensor], precision: str,
-                  device_type: str, grad_clip: float = 0.0) -> torch.Tensor:
+                  device_type: str, grad_clip: float | None = None) -> torch.Tensor:
     """One step as every run takes it: forward and loss (autocast in bf16), then, if the loss is
-    finite, backward, the global gradient norm clipped at grad_clip (0: not clipped) and the
+    finite, backward, the global gradient norm clipped at grad_clip (None: not clipped) and the
     optimizer's step. Returns the loss; a non-finite one leaves the model untouched (the run records
     it as diverged). The throughput and eval-cost measurements time this same function."""
     with autocast(precision, device_type):

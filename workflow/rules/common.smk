@@ -413,3 +413,6 @@ def why_jobs_run(limit: int = 15) -> None:
         print(f"why jobs run ({len(reasons)} with a new key; the ones the targets need run):", file=sys.stderr)
         print("\n".join(reasons[:limit] + ([f"  ... and {len(reasons) - limit} more"] if len(reasons) > limit else [])),
               file=sys.stderr)
+        # Snakemake's rule for targets: one whose outputs exist is rebuilt only when an input is newer
+        print("  (a job asked for by an output's path, or a run or measurement by its rule, keeps its outputs "
+              "under a new key: ask for the table that reads it, table_<id>, or force it with -R)", file=sys.stderr)

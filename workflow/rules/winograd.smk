@@ -28,8 +28,7 @@ def split_step(version: str) -> Step:
 def winograd_seeds(version: str, model: str, variant: bool = False) -> list[int]:
     """The held-out sets are small, so one seed is noisy: the profile's Winograd count, the pipeline's
     (a variant's seeds=) if larger, or more where seeds_per_run names the run (winograd/<version>_<model>)."""
-    return list(range(max(len(SEEDS) if variant else PROFILE_CONFIG.seeds, PROFILE_CONFIG.winograd_seeds,
-                          MORE_SEEDS.get(f"winograd/{version}_{model}", 0))))
+    return list(range(max(PROFILE_CONFIG.winograd_seeds, len(seeds_of(f"winograd/{version}_{model}", variant)))))
 
 
 @functools.cache

@@ -39,11 +39,13 @@ from omegaconf import OmegaConf
 
 from attnlab.config import CONFIG_DIR, ConfigError, compose
 from attnlab.data import write_json
+from attnlab.device import pick_device
 from attnlab.model import CausalSelfAttention, ModelConfig
 
 CONFIG = CONFIG_DIR / "measure" / "attention_scaling.yaml"
 PATHS = ("explicit", "fused")
 DEVICES = ("auto", "cpu", "cuda")
+MEASURED_KINDS = ("cuda", "cpu")  # the devices the measurements can synchronise and read peak memory on
 MB, GB = 2**20, 2**30
 FLOAT32 = 4
 # Peak of the explicit path in (H, T, T) float32 matrices, from model.py's expression: the
@@ -126,14 +128,6 @@ def memory_budget(settings: dict, device: str) -> tuple[int, str]:
     share = settings["memory_share"][device]
     available = available_bytes(device)
     return int(share * available), f"{share:.0%} of {available / GB:.1f} GB available"
-
-
-def resolve_device(name: str) -> str:
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "cuda" and not torch.cuda.is_available():
-        raise SettingsError("device='cuda' but torch sees no CUDA device; allowed here: auto, cpu")
-    return name
 
 
 def device_name(device: str) -> str:
@@ -227,7 +221,7 @@ def run_forward(path: str, tokens: int, settings: dict, device: str) -> dict:
 
 def measure_size(path: str, tokens: int, settings: dict, threads: int | None = None) -> dict:
     """One row: out of memory (nothing allocated) when the estimated need exceeds the budget."""
-    device = resolve_device(settings["device"])
+    device = pick_device(settings["device"], MEASURED_KINDS).type
     if threads:
         torch.set_num_threads(threads)
     budget, budget_rule = memory_budget(settings, device)
@@ -287,7 +281,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         settings = with_budget(load_settings(args.profile, args.config), args.budget_gb)
         check_settings(settings, "--budget-gb")
-    except SettingsError as e:
+        pick_device(settings["device"], MEASURED_KINDS)  # a device torch cannot see stops before any size runs
+    except (SettingsError, ConfigError) as e:
         raise SystemExit(f"error: {e}")
     if args.command == "one":
         if args.tokens is None or args.tokens < 1:

@@ -39,7 +39,8 @@ from omegaconf import OmegaConf
 
 from attnlab.config import ConfigError, compose, model_config
 from attnlab.data import write_json
-from attnlab.measure.attention_scaling import device_name, resolve_device
+from attnlab.device import pick_device
+from attnlab.measure.attention_scaling import MEASURED_KINDS, device_name
 from attnlab.model import PRECISIONS, LanguageModel, ModelConfig, causal_mask
 from attnlab.train import training_step
 
@@ -119,12 +120,12 @@ class Setting:
     name: str  # the experiment it comes from
     model: ModelConfig
     batch_size: int
-    grad_clip: float  # as the experiment's runs clip (0: not clipped)
+    grad_clip: float | None  # as the experiment's runs clip (None: not clipped)
 
 
 def experiment_setting(experiment: str, profile: str) -> Setting:
     cfg = compose([f"experiment={experiment}", f"profile={profile}"])
-    return Setting(experiment, model_config(cfg), cfg.train.batch_size, cfg.train.grad_clip or 0.0)
+    return Setting(experiment, model_config(cfg), cfg.train.batch_size, cfg.train.grad_clip)
 
 
 @dataclass
@@ -195,7 +196,7 @@ def time_interleaved(workloads: list[Workload], threads: list[int], warmup: int,
 def measure(settings: list[Setting], threads: list[int], warmup: int, repeats: int, steps: int, matmul_size: int,
             device: str = "cpu") -> list[dict]:
     """Every row: each setting × model × precision × thread count, and the matmul per precision × thread count."""
-    target = torch.device(resolve_device(device))
+    target = pick_device(device, MEASURED_KINDS)
     if target.type == "cpu":
         torch.use_deterministic_algorithms(True)  # as attnlab.train runs on a CPU: the same kernels
     sync = torch.cuda.synchronize if target.type == "cuda" else (lambda: None)
