@@ -4,6 +4,7 @@ Snakemake plans nothing that is published; one override plans exactly its run an
 deleted output plans its job and everything downstream; reading the workflow changes no file; and
 every Snakemake command in the README dry-runs."""
 
+import itertools
 import os
 import re
 import shlex
@@ -146,6 +147,28 @@ def test_reading_the_workflow_changes_no_file(clone, args):
     before = snapshot(clone)
     snakemake(clone, *args, "--cores", "1", "--config", "profile=quick")
     assert snapshot(clone) == before
+
+
+LINT_KINDS = {"Absolute path": "absolute path", "Mixed rules and functions": "mixed rules and functions"}
+
+
+def test_every_lint_warning_left_has_its_reason_beside_it(clone):
+    """snakemake --lint: the file gives each warning's reason in a `--lint '<kind>'` comment on the
+    flagged line or the one above it; a warning about the whole file, in its header."""
+    result = snakemake(clone, "--lint", "--cores", "1", "--config", "profile=quick")
+    out = result.stdout + result.stderr
+    parts = re.split(r"^Lints for (snakefile|rule) (.+):$", out, flags=re.M)
+    assert result.returncode == 0 or len(parts) > 1, out[-2000:]  # it ran: clean, or lints listed
+    unexplained = []
+    for kind, name, body in zip(parts[1::3], parts[2::3], parts[3::3]):
+        lines = Path(name).read_text().splitlines() if kind == "snakefile" else []
+        header = "\n".join(itertools.takewhile(lambda line: line.startswith("#"), lines))
+        for title, number in re.findall(r"^    \* (.+?)(?: in line (\d+))?:$", body, flags=re.M):
+            reason = f"--lint '{next((v for k, v in LINT_KINDS.items() if title.startswith(k)), title)}'"
+            beside = "\n".join(lines[max(int(number) - 2, 0):int(number)]) if number else header
+            if reason not in beside:
+                unexplained.append(f"{name}: {title}")
+    assert not unexplained, unexplained
 
 
 @pytest.mark.parametrize("option, message", [

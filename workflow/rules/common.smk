@@ -166,6 +166,7 @@ def variant_label() -> str:
 
 def variant_name(label: str) -> str:
     # Hydra reads the run's folder from its command line: no '=' or other character its grammar treats apart
+    # (--lint 'absolute path' below: "/" is the character replaced, not a path)
     name = re.sub(r"[^A-Za-z0-9._+-]+", "_", label.replace("/", "-").replace(": ", "_").replace("; ", "__")
                   .replace("=", "-"))
     return name if len(name) <= 80 else f"{name[:70]}-{digest(label)[:8]}"
@@ -379,7 +380,7 @@ def flat(tree: dict, prefix: str = "") -> dict:
 
 def config_change(step: Step) -> str:
     """The config keys in which a published run's new config differs from the one it trained under."""
-    run, seed = step.job.removeprefix("train/").rsplit("/seed", 1)
+    run, seed = step.job.removeprefix("train/").rsplit("/seed", 1)  # --lint 'absolute path': a job name's separator
     try:
         old = flat(yaml.safe_load(Path(run_dir(RESULTS, run, seed), "config.yaml").read_text())["config"])
     except (OSError, KeyError, TypeError, yaml.YAMLError):

@@ -4,6 +4,7 @@
 # The reader's report (results/<p>/report.html) opens on the ledger, then every table in TABLES.md's
 # order with its caption, claims and figure. Snakemake's own report (rule graph, runtimes):
 # snakemake --report results/<p>/snakemake_report.html --config profile=<p>.
+# --lint 'mixed rules and functions': the ledger's and report's Step functions stay beside their rules.
 
 CLAIMS_CODE = module_code("attnlab.claims.__main__", files=(CLAIMS_FILE,))
 

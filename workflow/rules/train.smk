@@ -1,6 +1,7 @@
 # One generic training rule: results/<profile>/runs/<family>/<run>/seed<k>/ (or a variant's folder). Its
 # key is the composed config's hash (common.smk: train_step), so an edited YAML reruns exactly the runs
 # whose config it changes.
+# --lint 'mixed rules and functions': the run's Step lookups (key, inputs, outputs) stay beside its rule.
 
 
 def train_step_at(w) -> Step:
