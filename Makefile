@@ -45,8 +45,8 @@ quick: env times  ## the same DAG with a tenth of the budgets
 smoke: env  ## the whole DAG on a corpus slice in a few minutes
 	$(BIN)/snakemake --cores $(CORES) --config profile=smoke
 
-test: env  ## unit tests and the smoke DAG end to end (what CI runs)
-	$(BIN)/python -m pytest -q
+test: env  ## unit tests and the smoke DAG end to end (what CI runs; lists its 15 slowest tests)
+	$(BIN)/python -m pytest -q --durations=15
 
 test-fast: env  ## the tests that run in-process: under a minute, for the edit-test loop
 	$(BIN)/python -m pytest -q -m "not slow"
