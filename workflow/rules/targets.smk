@@ -4,7 +4,7 @@
 # --lint 'mixed rules and functions': no_such_target serves these three rules only.
 _TABLE_IDS = f"(?:{'|'.join(TABLES)})"
 _OTHER_PROFILE = f"(?!{PROFILE}/)(?:{'|'.join(PROFILES)})"
-_NO_TABLE = f"no table {{name!r}} (results/{PROFILE}/tables/{{name}}.{{ext}})"
+_NO_TABLE = f"no table {{name!r}} ({RESULTS}/tables/{{name}}.{{ext}})"
 
 
 def no_such_target(what: str):
