@@ -96,6 +96,10 @@ def test_every_published_run_keeps_its_hash():
     ("profile.measure.throughput.experiments=[ladder/nope]", "must name experiments; allowed: .*'ladder/block'"),
     ("profile.measure.throughput.repeats=0", "repeats=0 must be a whole number >= 1"),
     ("profile.measure.throughput.device=tpu", "device='tpu' is not one of"),
+    ("profile.measure.runs_per_hour.seed_batches=[1,0]", "seed_batches=.* must be whole numbers >= 1"),
+    ("profile.measure.runs_per_hour.compile=[maybe]", "compile=.* must be true and/or false"),
+    ("profile.measure.runs_per_hour.precisions=[float16]", r"precisions=\['float16'\] must be among"),
+    ("profile.measure.runs_per_hour.threads=0", "threads=0 must be a whole number >= 1"),
 ])
 def test_bad_throughput_settings_name_the_value(override, message):
     with pytest.raises(ConfigError, match=message):

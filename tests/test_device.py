@@ -5,7 +5,6 @@ import torch
 
 from attnlab import device
 from attnlab.config import ConfigError
-from attnlab.measure import attention_scaling
 
 
 def machine(monkeypatch, *present):
@@ -23,14 +22,14 @@ def test_auto_takes_the_first_kind_torch_can_use(monkeypatch):
 
 def test_the_measurements_never_pick_a_device_whose_memory_they_cannot_read(monkeypatch):
     machine(monkeypatch, "mps", "cpu")
-    assert device.pick_device("auto", attention_scaling.MEASURED_KINDS) == torch.device("cpu")
-    with pytest.raises(ConfigError, match="'mps'.*allowed here: auto, cpu"):
-        device.pick_device("mps", attention_scaling.MEASURED_KINDS)
+    assert device.pick_device("auto", device.MEASURED_KINDS) == torch.device("cpu")
+    with pytest.raises(ConfigError, match="device 'mps' but this job uses only cuda, cpu; allowed here: auto, cpu$"):
+        device.pick_device("mps", device.MEASURED_KINDS)
 
 
 def test_a_named_device_torch_cannot_see_is_refused_by_runs_and_measurements_alike(monkeypatch):
     machine(monkeypatch, "cpu")
-    for kinds in (("cuda", "mps", "cpu"), attention_scaling.MEASURED_KINDS):
+    for kinds in (("cuda", "mps", "cpu"), device.MEASURED_KINDS):
         with pytest.raises(ConfigError, match="device 'cuda' but torch sees no such device; allowed here: auto, cpu$"):
             device.pick_device("cuda", kinds)
     assert device.pick_device("cpu") == torch.device("cpu")

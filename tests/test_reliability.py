@@ -145,7 +145,8 @@ def test_diverging_run_is_recorded(workdir):
 
 def test_timing_columns_are_named_as_such():
     assert all(map(is_timing, ["train_s", "tokens_per_s", "s_per_step", "forward_ms", "train_s_std",
-                               "time_spread", "mfu", "vs_reference"]))  # throughput's
+                               "time_spread", "mfu", "vs_reference",  # throughput's
+                               "compile_s", "run_s", "runs_per_hour", "vs_separate"]))  # runs_per_hour's
     assert not any(map(is_timing, ["held_out_ppl", "steps", "params", "seeds", "diverged_at", "loss"]))
 
 

@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = ROOT / "configs"
 # Settings that change how fast a run goes, where verified data comes from or how many seeds the
 # pipeline trains, not what one run computes.
-NOT_HASHED = ("train.threads", "train.device", "data.corpus.local", "data.corpus.url", "data.corpus.timeout_s",
+NOT_HASHED = ("train.threads", "train.device", "train.seed_batch", "train.compile",
+              "data.corpus.local", "data.corpus.url", "data.corpus.timeout_s",
               "profile.seeds", "profile.winograd_seeds", "profile.measure")
 # Settings added after runs were published, with the value every published run trained under:
 # hashed only when they differ from it, so the published runs keep their hashes (and stay valid)
@@ -79,6 +80,23 @@ def check_profile(p: DictConfig) -> None:
                           f"experiments; allowed: {experiments()}")
     if speed.device not in ("auto", "cpu", "cuda"):
         raise ConfigError(f"profile.measure.throughput.device={speed.device!r} is not one of ['auto', 'cpu', 'cuda']")
+    runs = p.measure.runs_per_hour
+    for key in ("threads", "repeats", "steps", "runtime_min"):
+        if not whole(runs[key], 1):
+            raise ConfigError(f"profile.measure.runs_per_hour.{key}={runs[key]!r} must be a whole number >= 1")
+    if not runs.seed_batches or not all(whole(k, 1) for k in runs.seed_batches):
+        raise ConfigError(f"profile.measure.runs_per_hour.seed_batches={list(runs.seed_batches)} "
+                          "must be whole numbers >= 1")
+    if not runs.compile or not all(isinstance(c, bool) for c in runs.compile):
+        raise ConfigError(f"profile.measure.runs_per_hour.compile={list(runs.compile)} must be true and/or false")
+    if not runs.precisions or not set(runs.precisions) <= set(PRECISIONS):
+        raise ConfigError(f"profile.measure.runs_per_hour.precisions={list(runs.precisions)} "
+                          f"must be among {list(PRECISIONS)}")
+    if not runs.experiments or not set(runs.experiments) <= set(experiments()):
+        raise ConfigError(f"profile.measure.runs_per_hour.experiments={list(runs.experiments)} must name "
+                          f"experiments; allowed: {experiments()}")
+    if runs.device not in ("auto", "cpu", "cuda"):
+        raise ConfigError(f"profile.measure.runs_per_hour.device={runs.device!r} is not one of ['auto', 'cpu', 'cuda']")
 
 
 def _explain(message: str) -> str:
@@ -134,7 +152,8 @@ def config_hash(cfg: DictConfig) -> str:
 
 
 # Overrides every pipeline run gets (what it is, where it runs); anything else is an ablation of it.
-ROUTINE_OVERRIDES = ("experiment", "profile", "seed", "train.threads", "train.device", "data.corpus.local")
+ROUTINE_OVERRIDES = ("experiment", "profile", "seed", "train.threads", "train.device", "train.seed_batch",
+                     "train.compile", "data.corpus.local")
 
 
 def ablations(overrides) -> list[str]:
@@ -204,6 +223,10 @@ def check_train(cfg: DictConfig) -> None:
         raise ConfigError(f"train.precision={t.precision!r} is not one of {list(PRECISIONS)}")
     if t.device not in ("auto", "cpu", "cuda", "mps"):
         raise ConfigError(f"train.device={t.device!r} is not one of ['auto', 'cpu', 'cuda', 'mps']")
+    if not isinstance(t.seed_batch, int) or isinstance(t.seed_batch, bool) or t.seed_batch < 1:
+        raise ConfigError(f"train.seed_batch={t.seed_batch!r} must be a whole number >= 1 (seeds trained together)")
+    if not isinstance(t.compile, bool):
+        raise ConfigError(f"train.compile={t.compile!r} must be true or false")
     if not t.eval_lengths or any(not isinstance(n, int) or n <= 0 for n in t.eval_lengths):
         raise ConfigError(f"train.eval_lengths={list(t.eval_lengths)} must be positive whole numbers")
 

@@ -7,15 +7,18 @@ import torch
 from attnlab.config import ConfigError
 
 AVAILABLE = {"cuda": torch.cuda.is_available, "mps": torch.backends.mps.is_available, "cpu": lambda: True}
+RUN_KINDS = ("cuda", "mps", "cpu")
+# the devices the timing and memory measurements can synchronise and read a peak on (MPS has neither)
+MEASURED_KINDS = ("cuda", "cpu")
 
 
-def pick_device(name: str, kinds: tuple[str, ...] = ("cuda", "mps", "cpu")) -> torch.device:
+def pick_device(name: str, kinds: tuple[str, ...] = RUN_KINDS) -> torch.device:
     """auto: the first of `kinds` that torch can use; a named device outside `kinds` or that torch
-    cannot see is refused. The memory measurements pass kinds=("cuda", "cpu"): they read CUDA's or
-    the process's peak, which MPS has neither of."""
+    cannot see is refused. The measurements pass MEASURED_KINDS."""
     usable = [kind for kind in kinds if AVAILABLE[kind]()]
     if name == "auto":
         return torch.device(usable[0])
     if name not in usable:
-        raise ConfigError(f"device {name!r} but torch sees no such device; allowed here: auto, {', '.join(usable)}")
+        why = "torch sees no such device" if name in kinds else f"this job uses only {', '.join(kinds)}"
+        raise ConfigError(f"device {name!r} but {why}; allowed here: auto, {', '.join(usable)}")
     return torch.device(name)

@@ -18,6 +18,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Callable
 
 import hydra
@@ -33,6 +34,7 @@ from attnlab.config import (ROOT, ConfigError, ablations, check_train, compose, 
                             model_config, scaled)
 from attnlab.device import pick_device
 from attnlab.model import LanguageModel, autocast
+from attnlab.seed_batch import SeedBatch
 
 log = logging.getLogger("attnlab.train")
 # hand-made runs land in outputs/<profile>/<experiment or default>/<overrides or default>/seed<k>/ (configs/config.yaml)
@@ -164,10 +166,36 @@ class Corpus:
         return out
 
 
+def seed_folders(first_seed: int, seed_batch: int, run_dir: Path) -> dict[int, Path]:
+    """Where each seed of the call writes: run_dir for the first and, with train.seed_batch=K, the
+    sibling folders seed<k> for the next K - 1 seeds (the pipeline's and a hand run's layout)."""
+    if seed_batch == 1:
+        return {first_seed: run_dir}
+    if run_dir.name != f"seed{first_seed}":
+        raise ConfigError(f"train.seed_batch={seed_batch} writes seeds {first_seed}..{first_seed + seed_batch - 1} "
+                          f"into sibling folders seed<k>, so the run folder must be named seed{first_seed}, "
+                          f"not {run_dir.name!r}")
+    return {seed: run_dir.with_name(f"seed{seed}") for seed in range(first_seed, first_seed + seed_batch)}
+
+
+def seed_overrides(overrides, seed: int, first_seed: int) -> list[str]:
+    """One seed's command line: the call's, its seed replaced."""
+    if seed == first_seed:
+        return list(overrides)
+    return [o for o in overrides if o.split("=")[0] != "seed"] + [f"seed={seed}"]
+
+
 def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str] = (), task=None) -> dict:
-    """Train (or resume) one run into run_dir and return its metrics. `name` labels the run,
-    `overrides` are the command line it was composed from (recorded), `task` its data and scorer
-    (default: Corpus)."""
+    """Train (or resume) one run into run_dir and return its metrics (with train.seed_batch=K, the
+    next K - 1 seeds are trained with it, into the folders beside it: train_seeds)."""
+    return train_seeds(cfg, run_dir, name, overrides, task)[0]
+
+
+def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str] = (), task=None) -> list[dict]:
+    """Train (or resume) the call's seeds and return the metrics of each: cfg.seed into run_dir and,
+    with train.seed_batch=K, the next K - 1 seeds beside it, all K as one batched model
+    (attnlab.seed_batch). `name` labels the run, `overrides` are the command line it was composed
+    from (recorded), `task` its data and scorer (default: Corpus)."""
     check_train(cfg)
     source = git_commit()  # read before training: edits made while it runs are not its code
     mcfg = model_config(cfg)
@@ -178,106 +206,174 @@ def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str
         log.info("profile %s runs %d of train.steps=%d (budget %g; warmup %d is not scaled)",
                  cfg.profile.name, steps, t.steps, cfg.profile.budget, warmup)
     task = task or Corpus(cfg, mcfg)
+    folders = seed_folders(cfg.seed, t.seed_batch, run_dir)
 
     device = pick_device(t.device)
     if device.type == "cpu":
         torch.use_deterministic_algorithms(True)  # the same config and seed give the same bits
     if t.threads:
         torch.set_num_threads(t.threads)
-    torch.manual_seed(cfg.seed)
-    model = LanguageModel(mcfg).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
-    batches = torch.Generator().manual_seed(cfg.seed)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    digest = config_hash(cfg)
 
-    state = {"step": 0, "curve": [], "evals": [], "diverged_step": None, "train_s": 0.0}
-    ckpt = _resume_point(run_dir / runs.CHECKPOINT, digest)
-    if ckpt is not None:
-        model.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        batches.set_state(ckpt["batches"])
-        state = ckpt["state"]
-        log.info("resuming from step %d", state["step"])
-    # the code each process trained with: a run resumed under another commit says so in its metrics
-    sources = state.setdefault("sources", [])
-    if not sources or {k: sources[-1][k] for k in source} != source:
-        sources.append({**source, "from_step": state["step"]})
+    def make_optimizer(params):
+        return torch.optim.AdamW(params, lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
 
-    def checkpoint():
-        runs.save_checkpoint(run_dir / runs.CHECKPOINT, {
-            "model": model.state_dict(), "optimizer": optimizer.state_dict(), "batches": batches.get_state(),
-            "state": state, "config_hash": digest})
+    seed_runs = []  # one record per seed: what its separate run would hold
+    for seed, folder in folders.items():
+        seed_cfg = cfg.copy()
+        seed_cfg.seed = seed
+        torch.manual_seed(seed)
+        model = LanguageModel(mcfg).to(device)
+        optimizer = make_optimizer(model.parameters())
+        batches = torch.Generator().manual_seed(seed)
+        folder.mkdir(parents=True, exist_ok=True)
+        digest = config_hash(seed_cfg)
+        state = {"step": 0, "curve": [], "evals": [], "diverged_step": None, "train_s": 0.0}
+        ckpt = _resume_point(folder / runs.CHECKPOINT, digest)
+        if ckpt is not None:
+            model.load_state_dict(ckpt["model"])
+            optimizer.load_state_dict(ckpt["optimizer"])
+            batches.set_state(ckpt["batches"])
+            state = ckpt["state"]
+            log.info("seed %d: resuming from step %d", seed, state["step"])
+        # the code each process trained with: a run resumed under another commit says so in its metrics
+        sources = state.setdefault("sources", [])
+        if not sources or {k: sources[-1][k] for k in source} != source:
+            sources.append({**source, "from_step": state["step"]})
+        seed_runs.append(SimpleNamespace(cfg=seed_cfg, dir=folder, digest=digest, model=model, optimizer=optimizer,
+                                     batches=batches, state=state, overrides=seed_overrides(overrides, seed, cfg.seed)))
 
-    def evaluate(step: int):
-        state["evals"].append({"step": step, **task.evaluate(model, device)})
+    active = [r for r in seed_runs if r.state["step"] < steps and r.state["diverged_step"] is None]
+    batch = None
+    if len(seed_runs) > 1 and active:
+        if len({r.state["step"] for r in active}) > 1:
+            raise ConfigError(f"seeds {[r.cfg.seed for r in active]} resume from different steps "
+                              f"{[r.state['step'] for r in active]}: train them without train.seed_batch")
+        batch = SeedBatch([r.model for r in active], make_optimizer,
+                          [r.optimizer.state_dict() if r.optimizer.state else None for r in active], t.compile)
+    elif t.compile:
+        seed_runs[0].model.compile()
 
-    if not state["evals"]:
-        evaluate(0)
-    model.train()
-    bar = tqdm(total=steps, initial=state["step"], desc=name, mininterval=5, dynamic_ncols=True, file=sys.stderr)
+    def current_models():
+        return batch.sync() if batch is not None else [r.model for r in active]
+
+    def checkpoint(r, model, optimizer_state):
+        runs.save_checkpoint(r.dir / runs.CHECKPOINT, {
+            "model": model.state_dict(), "optimizer": optimizer_state, "batches": r.batches.get_state(),
+            "state": r.state, "config_hash": r.digest})
+
+    def optimizer_state(i):
+        return batch.optimizer_state(i) if batch is not None else active[i].optimizer.state_dict()
+
     tokens_per_step = t.batch_size * mcfg.context
-    while state["step"] < steps and state["diverged_step"] is None:
-        step = state["step"]
+    results = {}  # seed -> metrics, filled as each seed finishes
+
+    def finish(r, model, optimizer_state) -> None:
+        """The seed's last evaluation, checkpoint and files."""
+        diverged = r.state["diverged_step"] is not None
+        if not diverged and r.state["evals"][-1]["step"] != r.state["step"]:
+            r.state["evals"].append({"step": r.state["step"], **task.evaluate(model, device)})
+        checkpoint(r, model, optimizer_state)
+        sources, st = r.state["sources"], r.state
+        metrics = {
+            "experiment": name, "overrides": ablations(r.overrides),
+            "profile": cfg.profile.name, "seed": r.cfg.seed, "config_hash": r.digest,
+            "commit": sources[0]["commit"], "dirty": any(s["dirty"] for s in sources), "sources": sources,
+            "torch": torch.__version__, "device": str(device), "precision": t.precision, "params": model.n_params(),
+            "seed_batch": len(seed_runs), "compiled": t.compile,
+            "steps": steps, "steps_done": st["step"], "diverged": diverged, "diverged_step": st["diverged_step"],
+            "final_loss": st["curve"][-1]["loss"] if st["curve"] else None,
+            "train_s": st["train_s"], "tokens_per_s": tokens_per_step * st["step"] / max(st["train_s"], 1e-9),
+            "s_per_step": st["train_s"] / max(st["step"], 1),
+            **task.results(model, device, st["evals"][-1], diverged, r.dir),
+        }
+        runs.write_csv(r.dir / runs.CURVE, st["curve"], ["step", "loss", "lr"])
+        runs.write_csv(r.dir / runs.EVALS, st["evals"], ["step"])
+        data.write_json(r.dir / runs.METRICS, metrics)
+        # written last so the folder only claims a config once a run finished under it
+        runs.write_config(r.dir, r.cfg, r.overrides)
+        results[r.cfg.seed] = metrics
+
+    for r in seed_runs:
+        if not r.state["evals"]:
+            r.state["evals"].append({"step": 0, **task.evaluate(r.model, device)})
+    first = min((r.state["step"] for r in active), default=steps)
+    label = name if len(seed_runs) == 1 else f"{name} seeds {min(folders)}-{max(folders)}"
+    bar = tqdm(total=steps, initial=first, desc=label, mininterval=5, dynamic_ncols=True, file=sys.stderr)
+    while active and active[0].state["step"] < steps:
+        step = active[0].state["step"]
         tick = time.perf_counter()
         lr = learning_rate(step, t.lr, warmup, steps, t.schedule)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        x, y = task.batch(batches)
-        x, y = x.to(device), y.to(device)
-        loss = training_step(model, optimizer, lambda: model(x, y)[1], t.precision, device.type, t.grad_clip)
-        if not torch.isfinite(loss):
-            state["diverged_step"] = step
-            log.warning("loss became %s at step %d: recorded as diverged", loss.item(), step)
-            break
-        state["train_s"] += time.perf_counter() - tick
-        state["curve"].append({"step": step + 1, "loss": loss.item(), "lr": lr})
-        state["step"] = step + 1
+        drawn = [task.batch(r.batches) for r in active]
+        if batch is None:  # one seed: the separate run's own step
+            x, y = (v.to(device) for v in drawn[0])
+            for group in active[0].optimizer.param_groups:
+                group["lr"] = lr
+            model = active[0].model
+            losses = training_step(model, active[0].optimizer, lambda: model(x, y)[1], t.precision, device.type,
+                                   t.grad_clip).reshape(1)
+        else:
+            x = torch.stack([d[0] for d in drawn]).to(device)
+            y = torch.stack([d[1] for d in drawn]).to(device)
+            losses = batch.step(x, y, lr, t.precision, device.type, t.grad_clip)
+        diverged = [i for i, loss in enumerate(losses.tolist()) if not math.isfinite(loss)]
+        if diverged:
+            models = current_models()
+            for i in diverged:
+                r = active[i]
+                r.state["diverged_step"] = step
+                log.warning("seed %d: loss became %s at step %d: recorded as diverged", r.cfg.seed, losses[i].item(),
+                            step)
+                finish(r, models[i], optimizer_state(i))
+            kept = [i for i in range(len(active)) if i not in diverged]
+            if batch is not None and kept:  # the others take this step again, on the same batches
+                batch.keep(kept)
+                losses = batch.step(x[kept], y[kept], lr, t.precision, device.type, t.grad_clip)
+            active = [active[i] for i in kept]
+            if not active:
+                break
+        seconds = time.perf_counter() - tick
+        for r, loss in zip(active, losses.tolist()):
+            r.state["train_s"] += seconds
+            r.state["curve"].append({"step": step + 1, "loss": loss, "lr": lr})
+            r.state["step"] = step + 1
         bar.update(1)
-        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{tokens_per_step * state['step'] / max(state['train_s'], 1e-9):,.0f}",
+        done = active[0].state
+        bar.set_postfix(loss=f"{losses[0].item():.3f}",
+                        tok_s=f"{len(active) * tokens_per_step * done['step'] / max(done['train_s'], 1e-9):,.0f}",
                         refresh=False)
-        if state["step"] % eval_every == 0 and state["step"] < steps:
-            evaluate(state["step"])
-        if state["step"] % t.checkpoint_interval == 0:
-            checkpoint()
+        at_eval, at_checkpoint = done["step"] % eval_every == 0 and done["step"] < steps, \
+            done["step"] % t.checkpoint_interval == 0
+        if at_eval or at_checkpoint:
+            models = current_models()
+            for i, (r, model) in enumerate(zip(active, models)):
+                if at_eval:
+                    r.state["evals"].append({"step": done["step"], **task.evaluate(model, device)})
+                if at_checkpoint:
+                    checkpoint(r, model, optimizer_state(i))
     bar.close()
-
-    diverged = state["diverged_step"] is not None
-    if not diverged and state["evals"][-1]["step"] != state["step"]:
-        evaluate(state["step"])
-    checkpoint()
-    metrics = {
-        "experiment": name, "overrides": ablations(overrides),
-        "profile": cfg.profile.name, "seed": cfg.seed, "config_hash": digest,
-        "commit": sources[0]["commit"], "dirty": any(s["dirty"] for s in sources), "sources": sources,
-        "torch": torch.__version__, "device": str(device), "precision": t.precision, "params": model.n_params(),
-        "steps": steps, "steps_done": state["step"], "diverged": diverged, "diverged_step": state["diverged_step"],
-        "final_loss": state["curve"][-1]["loss"] if state["curve"] else None,
-        "train_s": state["train_s"], "tokens_per_s": tokens_per_step * state["step"] / max(state["train_s"], 1e-9),
-        "s_per_step": state["train_s"] / max(state["step"], 1),
-        **task.results(model, device, state["evals"][-1], diverged, run_dir),
-    }
-    runs.write_csv(run_dir / runs.CURVE, state["curve"], ["step", "loss", "lr"])
-    runs.write_csv(run_dir / runs.EVALS, state["evals"], ["step"])
-    data.write_json(run_dir / runs.METRICS, metrics)
-    # written last so the folder only claims a config once a run finished under it
-    runs.write_config(run_dir, cfg, overrides)
-    return metrics
+    for i, (r, model) in enumerate(zip(active, current_models())):
+        finish(r, model, optimizer_state(i))
+    for r in seed_runs:  # seeds that had finished before this call: written again from their checkpoint
+        if r.cfg.seed not in results:
+            finish(r, r.model, r.optimizer.state_dict())
+    return [results[seed] for seed in folders]
 
 
 @hydra.main(config_path="../../configs", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     try:
-        metrics = train(cfg, run_dir, HydraConfig.get().runtime.choices.get("experiment") or "default",
-                        list(HydraConfig.get().overrides.task))
+        seeds = train_seeds(cfg, run_dir, HydraConfig.get().runtime.choices.get("experiment") or "default",
+                            list(HydraConfig.get().overrides.task))
     except (ConfigError, data.DataError) as e:
         _remove_empty(run_dir)  # nothing half-written
         sys.exit(f"error: {e}")
-    length, ppl = next(iter(metrics["held_out_ppl"].items()))
-    outcome = f"diverged at step {metrics['diverged_step']}" if metrics["diverged"] else \
-        f"held-out perplexity {ppl:.2f} ({length}-token windows)"
-    print(f"{metrics['experiment']} seed {metrics['seed']}, {metrics['steps']} steps: {outcome} -> {run_dir}")
+    for metrics in seeds:
+        length, ppl = next(iter(metrics["held_out_ppl"].items()))
+        outcome = f"diverged at step {metrics['diverged_step']}" if metrics["diverged"] else \
+            f"held-out perplexity {ppl:.2f} ({length}-token windows)"
+        folder = run_dir.with_name(f"seed{metrics['seed']}") if len(seeds) > 1 else run_dir
+        print(f"{metrics['experiment']} seed {metrics['seed']}, {metrics['steps']} steps: {outcome} -> {folder}")
 
 
 def _remove_empty(folder: Path) -> None:

@@ -1,6 +1,8 @@
 """Table and figure `throughput`: training speed of the project's model (fused and explicit paths)
 against a reference built from nn.TransformerEncoderLayer, float32 and bf16, with the model FLOP
-utilisation against the machine's matmul peak. Rows come from attnlab.measure.throughput."""
+utilisation against the machine's matmul peak. Rows come from attnlab.measure.throughput.
+Table `runs_per_hour`: whole runs per hour, one seed per process against K seeds batched, with and
+without compile (attnlab.measure.runs_per_hour)."""
 
 import json
 
@@ -61,3 +63,19 @@ def throughput_figure(inputs, context):
                    "bar labels: MFU against a matmul in the same precision")
     style.legend_below(fig)
     return fig
+
+
+RUNS_PER_HOUR_COLUMNS = ["setting", "n_blocks", "batch_size", "seed_batch", "compiled", "precision", "threads",
+                         "ms_per_step", "time_spread", "compile_s", "run_steps", "run_s", "runs_per_hour", "vs_separate",
+                         "runs", "steps", "device", "torch"]
+
+
+@table("runs_per_hour")
+def runs_per_hour(inputs) -> pd.DataFrame:
+    """Each setting's modes: seeds per batch, then compiled or not, then precision."""
+    rows = json.loads(open(inputs["runs_per_hour"][0]).read())["rows"]
+    df = pd.DataFrame(rows).reindex(columns=RUNS_PER_HOUR_COLUMNS)
+    settings = list(dict.fromkeys(df["setting"]))
+    order = pd.DataFrame({"setting": df["setting"].map(settings.index), "seed_batch": df["seed_batch"],
+                          "compiled": df["compiled"], "precision": df["precision"].map(PRECISIONS.index)})
+    return df.loc[order.sort_values(list(order.columns)).index].reset_index(drop=True)

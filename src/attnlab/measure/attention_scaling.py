@@ -39,13 +39,12 @@ from omegaconf import OmegaConf
 
 from attnlab.config import CONFIG_DIR, ConfigError, compose
 from attnlab.data import write_json
-from attnlab.device import pick_device
+from attnlab.device import MEASURED_KINDS, pick_device
 from attnlab.model import CausalSelfAttention, ModelConfig
 
 CONFIG = CONFIG_DIR / "measure" / "attention_scaling.yaml"
 PATHS = ("explicit", "fused")
-DEVICES = ("auto", "cpu", "cuda")
-MEASURED_KINDS = ("cuda", "cpu")  # the devices the measurements can synchronise and read peak memory on
+DEVICES = ("auto", *MEASURED_KINDS)
 MB, GB = 2**20, 2**30
 FLOAT32 = 4
 # Peak of the explicit path in (H, T, T) float32 matrices, from model.py's expression: the

@@ -39,8 +39,8 @@ from omegaconf import OmegaConf
 
 from attnlab.config import ConfigError, compose, model_config
 from attnlab.data import write_json
-from attnlab.device import pick_device
-from attnlab.measure.attention_scaling import MEASURED_KINDS, device_name
+from attnlab.device import MEASURED_KINDS, pick_device
+from attnlab.measure.attention_scaling import device_name
 from attnlab.model import PRECISIONS, LanguageModel, ModelConfig, causal_mask
 from attnlab.train import training_step
 

@@ -1,0 +1,39 @@
+"""runs_per_hour: every mode gets a row, a run's cost follows from the timed step, the table reads the
+rows in mode order. The chapter's 1-block shapes at one and two seeds, one step: no test asserts a speed."""
+
+import pytest
+
+from attnlab.compare import is_timing
+from attnlab.data import write_json
+from attnlab.measure import runs_per_hour
+from attnlab.tables import BUILDERS as TABLES, load_families
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return runs_per_hour.measure("smoke", ["ladder/block"], seed_batches=[1, 2], compile_modes=[False],
+                                 precisions=["float32", "bf16"], threads=1, repeats=2, steps=1)
+
+
+def test_every_mode_is_measured_and_a_runs_cost_follows_from_its_step(rows):
+    assert {(r["seed_batch"], r["precision"]) for r in rows} == {(k, p) for k in (1, 2) for p in ("float32", "bf16")}
+    for r in rows:
+        assert r["ms_per_step"] > 0 and r["runs"] == 2 and r["steps"] == 1 and r["compile_s"] is None
+        assert r["run_s"] == pytest.approx(r["run_steps"] * r["ms_per_step"] / 1000 / r["seed_batch"])
+        assert r["runs_per_hour"] == pytest.approx(3600 / r["run_s"])
+        baseline = r["seed_batch"] == 1 and r["precision"] == "float32"
+        assert (r["vs_separate"] == 1) == baseline
+    # the smoke profile's budget scales the run: its steps, not the chapter's 3,000
+    assert {r["run_steps"] for r in rows} == {6}
+
+
+def test_the_table_orders_the_modes_and_keeps_what_was_measured(rows, tmp_path):
+    measured = tmp_path / "runs_per_hour.json"
+    write_json(measured, {"rows": list(reversed(rows))})
+    load_families()
+    df = TABLES["runs_per_hour"]({"runs_per_hour": [str(measured)]})
+    assert list(zip(df["seed_batch"], df["precision"])) == [(1, "float32"), (1, "bf16"), (2, "float32"), (2, "bf16")]
+    # what attnlab.compare holds equal between two builds: the modes, not their speed
+    assert [c for c in df.columns if not is_timing(c)] == ["setting", "n_blocks", "batch_size", "seed_batch", "compiled",
+                                                         "precision", "threads", "run_steps", "runs", "steps",
+                                                         "device", "torch"]
