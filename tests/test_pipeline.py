@@ -168,3 +168,28 @@ def test_an_override_is_a_variant_beside_the_published_results(smoke_run):
     dry = subprocess.run([*SNAKEMAKE, "-n"], cwd=smoke_run, capture_output=True, text=True, check=True)
     assert "Nothing to be done" in dry.stdout + dry.stderr
     assert variant.is_dir()
+
+
+def test_seeds_without_results_train_together_when_asked(smoke_run):
+    """--config seed_batch=2: seeds that seeds_per_run adds to a row are trained two to a job (one
+    batched model), each into its own folder under the key its separate run has; the published seed
+    is not retrained, and without seed_batch the same seeds have nothing left to do."""
+    more = "seeds_per_run={smoke: {ladder/block: 3}}"
+    runs = smoke_run / "results/smoke/runs/ladder/block"
+    seed0 = (runs / "seed0/metrics.json").read_bytes()
+    targets = [f"results/smoke/runs/ladder/block/seed{k}/metrics.json" for k in (1, 2)]
+    plan = subprocess.run([*SNAKEMAKE, "seed_batch=2", more, "-n", "--", *targets], cwd=smoke_run,
+                          capture_output=True, text=True, check=True).stdout
+    assert "train_seeds_ladder_block_1_2" in plan and "\nrule train:" not in plan
+    result = subprocess.run([*SNAKEMAKE, "seed_batch=2", more, "--", *targets], cwd=smoke_run,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-4000:]
+    for k in (1, 2):
+        metrics = json.loads((runs / f"seed{k}/metrics.json").read_text())
+        assert metrics["seed"] == k and metrics["seed_batch"] == 2
+        (key,) = (smoke_run / f"results/smoke/stamps/train/ladder/block/seed{k}").glob("*.key")
+        assert key.stem == metrics["config_hash"]
+    assert (runs / "seed0/metrics.json").read_bytes() == seed0
+    dry = subprocess.run([*SNAKEMAKE, more, "-n", "--", *targets], cwd=smoke_run, capture_output=True, text=True,
+                         check=True)
+    assert "Nothing to be done" in dry.stdout + dry.stderr

@@ -94,6 +94,7 @@ OPTIONS = {
     "seeds": "seeds per trained table row (default: the profile's; rows given more by seeds_per_run keep theirs)",
     "seeds_per_run": "{profile: {run: seeds}}: rows that train more seeds (configs/pipeline.yaml)",
     "train_threads": "torch threads per training job",
+    "seed_batch": "seeds without results trained together, up to this many per job (train.seed_batch; pays on a GPU)",
     "override": "'<scope>: <hydra override> ...' reruns the runs in scope with those overrides",
 }
 _unknown = sorted(set(config) - set(OPTIONS))

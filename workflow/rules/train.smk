@@ -34,3 +34,49 @@ rule train:
     shell:
         logged("{PYTHON} -m attnlab.train 'experiment={wildcards.run}' profile={PROFILE} seed={wildcards.seed}"
                     " {params.overrides} train.threads={threads} 'hydra.run.dir={params.run_dir}'")
+
+
+# --- seeds trained together: --config seed_batch=K (on a GPU) -----------------------------------------
+# A published run's seeds that have no results yet, in groups of up to K consecutive seeds, each group
+# one job that trains them as one batched model (train.seed_batch): the files rule train writes, per
+# seed. Snakemake prefers a rule without wildcards to rule train for them. A seed with results is never
+# in a group, so a batch never retrains a published seed. It pays on a GPU, not on a CPU
+# (table runs_per_hour): pipeline.yaml keeps 1.
+SEED_BATCH = config.get("seed_batch", 1)
+if not (isinstance(SEED_BATCH, int) and SEED_BATCH >= 1):
+    raise WorkflowError(f"seed_batch={SEED_BATCH!r}: expected a whole number >= 1 (seeds per training job)")
+
+
+def seed_groups(run: str) -> list[list[int]]:
+    """The run's published seeds without a metrics.json, in groups of 2..SEED_BATCH consecutive seeds."""
+    groups = []
+    for seed in seeds_of(run):
+        if Path(run_dir(RESULTS, run, seed), RUN_FILES[0]).exists():
+            continue
+        if groups and groups[-1][-1] == seed - 1 and len(groups[-1]) < SEED_BATCH:
+            groups[-1].append(seed)
+        else:
+            groups.append([seed])
+    return [group for group in groups if len(group) > 1]
+
+
+for _run, _group in ((run, group) for run in EXPERIMENTS if SEED_BATCH > 1 for group in seed_groups(run)):
+    rule:
+        # --lint 'absolute path': a run name's separator, made a rule name's underscore
+        name: f"train_seeds_{_run.replace('/', '_')}_{_group[0]}_{_group[-1]}"
+        input:
+            tokens=ancient(TOKENS_RECORD),
+            key_files=[train_step(_run, seed).key_file for seed in _group],
+        output:
+            [path for seed in _group for path in train_step(_run, seed).outputs],
+        threads: config.get("train_threads", 1)
+        resources:
+            mem_mb=4000,
+            runtime=240,
+            gpu=0,
+        log: f"{run_dir(RESULTS, _run, _group[0])}/train.log"
+        conda: ENVIRONMENT
+        shell:
+            logged(f"{{PYTHON}} -m attnlab.train 'experiment={_run}' profile={{PROFILE}} seed={_group[0]}"
+                   f" train.seed_batch={len(_group)} train.threads={{threads}}"
+                   f" 'hydra.run.dir={run_dir(RESULTS, _run, _group[0])}'")
