@@ -22,6 +22,13 @@ from attnlab.tables import BUILDERS as TABLES, load_families
 TINY = ModelConfig(vocab_size=64, d_model=16, context=8, n_heads=2, n_blocks=2)
 
 
+def tiny_batch(train):
+    """A train config as the experiment's, with TINY's batch of 2."""
+    train = train.copy()
+    train.batch_size = 2
+    return train
+
+
 def test_flop_formula_at_the_chapters_block():
     """6·N + 12·L·H·d_head·T with N = 4·128² (q, k, v, o) + 2·128·512 (MLP) + 128·1024 (output layer)."""
     cfg = model_config(compose(["experiment=ladder/block"]))
@@ -55,7 +62,7 @@ def test_the_timed_step_clips_exactly_when_the_experiments_runs_do(experiment, m
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_",
                         lambda params, max_norm, **kw: clipped_at.append(max_norm) or clip(params, max_norm, **kw))
     setting = throughput.experiment_setting(experiment, "smoke")
-    setting = throughput.Setting(setting.name, TINY, 2, setting.grad_clip)  # the experiment's step, tiny shapes
+    setting = throughput.Setting(setting.name, TINY, tiny_batch(setting.train))  # the experiment's step, tiny shapes
     workloads = throughput.training_workloads(setting, torch.device("cpu"))
     for w in workloads:
         w.step()
@@ -65,7 +72,7 @@ def test_the_timed_step_clips_exactly_when_the_experiments_runs_do(experiment, m
 
 
 def test_measurement_writes_every_row_and_the_table_and_figure_read_it(tmp_path):
-    settings = [throughput.Setting("tiny", TINY, 2, grad_clip=0.0)]
+    settings = [throughput.Setting("tiny", TINY, tiny_batch(compose(["profile=smoke"]).train))]
     rows = throughput.measure(settings, threads=[1, 2], warmup=1, repeats=2, steps=1, matmul_size=16)
     trained = {(r["model"], r["precision"], r["threads"]) for r in rows if r["setting"] == "tiny"}
     assert trained == {(m, p, n) for m in throughput.MODELS for p in PRECISIONS for n in (1, 2)}

@@ -26,7 +26,7 @@ from attnlab.model import autocast
 class SeedBatch:
     """K models of one architecture trained as one: step() takes each seed's batch and returns each
     seed's loss; models() gives the K models with their current weights (for evaluation and
-    checkpoints); keep() drops seeds (those that diverged) from the batch."""
+    checkpoints); keep() gives the batch without some seeds (those that diverged)."""
 
     def __init__(self, models: list[nn.Module], make_optimizer, optimizer_states: list[dict | None], compile: bool):
         self.models, self.make_optimizer, self.compile = models, make_optimizer, compile
@@ -78,11 +78,11 @@ class SeedBatch:
                           for i, s in full["state"].items()},
                 "param_groups": copy.deepcopy(full["param_groups"])}
 
-    def keep(self, indices: list[int]) -> None:
-        """Go on with the seeds at `indices` only."""
+    def keep(self, indices: list[int]) -> SeedBatch:
+        """A batch of the seeds at `indices` only, each with its current weights and AdamW state."""
         models = self.sync()
         states = [self.optimizer_state(k) for k in indices] if self.optimizer.state else [None] * len(indices)
-        self.__init__([models[k] for k in indices], self.make_optimizer, states, self.compile)
+        return SeedBatch([models[k] for k in indices], self.make_optimizer, states, self.compile)
 
 
 def _stacked_optimizer_state(states: list[dict]) -> dict:

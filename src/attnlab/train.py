@@ -1,5 +1,5 @@
 """The one training loop, and the Hydra app that runs it: one run = one composed config, one
-seed, one output folder.
+seed, one output folder (train.seed_batch=K: K seeds of that config, each in its own folder).
 
     python -m attnlab.train experiment=ladder/average train.steps=50
 
@@ -17,6 +17,7 @@ import math
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Callable
@@ -58,6 +59,11 @@ def training_step(model: nn.Module, optimizer, loss_of: Callable[[], torch.Tenso
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
     optimizer.step()
     return loss
+
+
+def make_optimizer(params, t: DictConfig) -> torch.optim.AdamW:
+    """The optimizer of every run: AdamW with the train config's lr, betas and weight decay."""
+    return torch.optim.AdamW(params, lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
 
 
 def learning_rate(step: int, lr: float, warmup: int, steps: int, schedule: str) -> float:
@@ -214,16 +220,13 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
     if t.threads:
         torch.set_num_threads(t.threads)
 
-    def make_optimizer(params):
-        return torch.optim.AdamW(params, lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
-
     seed_runs = []  # one record per seed: what its separate run would hold
     for seed, folder in folders.items():
         seed_cfg = cfg.copy()
         seed_cfg.seed = seed
         torch.manual_seed(seed)
         model = LanguageModel(mcfg).to(device)
-        optimizer = make_optimizer(model.parameters())
+        optimizer = make_optimizer(model.parameters(), t)
         batches = torch.Generator().manual_seed(seed)
         folder.mkdir(parents=True, exist_ok=True)
         digest = config_hash(seed_cfg)
@@ -248,7 +251,7 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
         if len({r.state["step"] for r in active}) > 1:
             raise ConfigError(f"seeds {[r.cfg.seed for r in active]} resume from different steps "
                               f"{[r.state['step'] for r in active]}: train them without train.seed_batch")
-        batch = SeedBatch([r.model for r in active], make_optimizer,
+        batch = SeedBatch([r.model for r in active], partial(make_optimizer, t=t),
                           [r.optimizer.state_dict() if r.optimizer.state else None for r in active], t.compile)
     elif t.compile:
         seed_runs[0].model.compile()
@@ -326,7 +329,7 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
                 finish(r, models[i], optimizer_state(i))
             kept = [i for i in range(len(active)) if i not in diverged]
             if batch is not None and kept:  # the others take this step again, on the same batches
-                batch.keep(kept)
+                batch = batch.keep(kept)
                 losses = batch.step(x[kept], y[kept], lr, t.precision, device.type, t.grad_clip)
             active = [active[i] for i in kept]
             if not active:

@@ -12,6 +12,15 @@ def train_step_at(w) -> Step:
     return step
 
 
+def train_command(run: str, seed, options: str, folder: str) -> str:
+    """A training job's shell (rule train's and the seed groups'); {threads} is the job's."""
+    return logged(f"{{PYTHON}} -m attnlab.train 'experiment={run}' profile={{PROFILE}} seed={seed} {options}"
+                  f" train.threads={{threads}} 'hydra.run.dir={folder}'")
+
+
+TRAIN_RESOURCES = dict(mem_mb=4000, runtime=240, gpu=0)
+
+
 rule train:
     input:
         unpack(lambda w: train_step_at(w).rule_inputs()),
@@ -26,14 +35,11 @@ rule train:
         run_dir=lambda w: run_dir(w.home, w.run, w.seed),
     threads: config.get("train_threads", 1)
     resources:
-        mem_mb=4000,
-        runtime=240,
-        gpu=0,
+        **TRAIN_RESOURCES,
     log: f"{run_dir('{home}', '{run}', '{seed}')}/train.log"
     conda: ENVIRONMENT
     shell:
-        logged("{PYTHON} -m attnlab.train 'experiment={wildcards.run}' profile={PROFILE} seed={wildcards.seed}"
-                    " {params.overrides} train.threads={threads} 'hydra.run.dir={params.run_dir}'")
+        train_command("{wildcards.run}", "{wildcards.seed}", "{params.overrides}", "{params.run_dir}")
 
 
 # --- seeds trained together: --config seed_batch=K (on a GPU) -----------------------------------------
@@ -71,12 +77,8 @@ for _run, _group in ((run, group) for run in EXPERIMENTS if SEED_BATCH > 1 for g
             [path for seed in _group for path in train_step(_run, seed).outputs],
         threads: config.get("train_threads", 1)
         resources:
-            mem_mb=4000,
-            runtime=240,
-            gpu=0,
+            **TRAIN_RESOURCES,
         log: f"{run_dir(RESULTS, _run, _group[0])}/train.log"
         conda: ENVIRONMENT
         shell:
-            logged(f"{{PYTHON}} -m attnlab.train 'experiment={_run}' profile={{PROFILE}} seed={_group[0]}"
-                   f" train.seed_batch={len(_group)} train.threads={{threads}}"
-                   f" 'hydra.run.dir={run_dir(RESULTS, _run, _group[0])}'")
+            train_command(_run, _group[0], f"train.seed_batch={len(_group)}", run_dir(RESULTS, _run, _group[0]))

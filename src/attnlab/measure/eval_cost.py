@@ -23,7 +23,7 @@ import torch
 from attnlab import data
 from attnlab.config import ConfigError, compose, model_config, scaled
 from attnlab.model import LanguageModel
-from attnlab.train import Corpus, training_step
+from attnlab.train import Corpus, make_optimizer, training_step
 
 
 def measure(experiment: str, profile: str, steps: int, repeats: int, overrides: list[str] = ()) -> dict:
@@ -32,7 +32,7 @@ def measure(experiment: str, profile: str, steps: int, repeats: int, overrides: 
     task = Corpus(cfg, mcfg)
     torch.manual_seed(cfg.seed)
     model = LanguageModel(mcfg)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
+    optimizer = make_optimizer(model.parameters(), t)
     batches = torch.Generator().manual_seed(cfg.seed)
     step_s, eval_s = [], []
     for _ in range(repeats):

@@ -12,7 +12,8 @@ are interleaved `repeats` times, as attnlab.measure.throughput does, and the med
     runs_per_hour  = 3600 / run seconds
     vs_separate    = runs_per_hour / the one-seed, uncompiled float32 row's (same experiment, threads)
 
-The compile seconds (compiled modes) are the first step's time less a steady step's. Evaluation is left out: each
+The compile seconds (compiled modes) are the first step's time less a steady step's, compiled without
+the on-disk caches (a fresh machine's cost). Evaluation is left out: each
 seed is evaluated on its own in every mode, so it adds the same time per run to all of them.
 
     python -m attnlab.measure.runs_per_hour --profile quick --out runs_per_hour.json
@@ -20,30 +21,25 @@ seed is evaluated on its own in every mode, so it adds the same time per run to 
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
 import time
 from functools import partial
-from pathlib import Path
 
 import torch
-from omegaconf import OmegaConf
+from omegaconf import DictConfig
 
-from attnlab.config import ConfigError, compose, model_config, scaled
-from attnlab.data import write_json
+from attnlab.config import compose, model_config, scaled
 from attnlab.device import MEASURED_KINDS, pick_device
-from attnlab.measure.attention_scaling import device_name
-from attnlab.measure.throughput import Workload, time_interleaved
+from attnlab.measure.throughput import Workload, machine_columns, measurement_main, time_interleaved
 from attnlab.model import LanguageModel
 from attnlab.seed_batch import SeedBatch
-from attnlab.train import training_step
+from attnlab.train import make_optimizer, training_step
 
 
-def mode_workload(experiment: str, profile: str, seed_batch: int, compiled: bool, precision: str,
+def mode_workload(experiment: str, cfg: DictConfig, seed_batch: int, compiled: bool, precision: str,
                   device: torch.device) -> Workload:
-    """One mode of one experiment: K fresh models (seeds 0..K-1) and a step over one random batch each."""
-    cfg = compose([f"experiment={experiment}", f"profile={profile}"])
+    """One mode of one experiment (cfg: its composed config): K fresh models (seeds 0..K-1) and a step
+    over one random batch each."""
     mcfg, t = model_config(cfg), cfg.train
     torch.manual_seed(0)
     x, y = torch.randint(mcfg.vocab_size, (2, seed_batch, t.batch_size, mcfg.context), device=device)
@@ -52,17 +48,14 @@ def mode_workload(experiment: str, profile: str, seed_batch: int, compiled: bool
         torch.manual_seed(seed)
         models.append(LanguageModel(mcfg).to(device))
 
-    def make_optimizer(params):
-        return torch.optim.AdamW(params, lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
-
     if seed_batch == 1:
         model = models[0]
         if compiled:
             model.compile()
-        step = partial(training_step, model, make_optimizer(model.parameters()), lambda: model(x[0], y[0])[1],
+        step = partial(training_step, model, make_optimizer(model.parameters(), t), lambda: model(x[0], y[0])[1],
                        precision, device.type, t.grad_clip)
     else:
-        batch = SeedBatch(models, make_optimizer, [None] * seed_batch, compiled)
+        batch = SeedBatch(models, partial(make_optimizer, t=t), [None] * seed_batch, compiled)
         step = partial(batch.step, x, y, t.lr, precision, device.type, t.grad_clip)
     columns = {"setting": experiment, "n_blocks": mcfg.n_blocks, "batch_size": t.batch_size,
                "seed_batch": seed_batch, "compiled": compiled, "precision": precision,
@@ -78,14 +71,19 @@ def measure(profile: str, experiments: list[str], seed_batches: list[int], compi
     sync = torch.cuda.synchronize if target.type == "cuda" else (lambda: None)
     own_threads = torch.get_num_threads()
     torch._dynamo.config.cache_size_limit = 64  # every compiled mode keeps its own graphs
+    # every compile from scratch, as a job on a fresh machine pays it: no mode (nor this process) reuses
+    # the compiled graphs an earlier one left in inductor's and AOTAutograd's on-disk caches
+    torch._inductor.config.fx_graph_cache = False
+    torch._functorch.config.enable_autograd_cache = False
     workloads, first_step = [], []
     try:
         torch.set_num_threads(threads)
         for experiment in experiments:
+            cfg = compose([f"experiment={experiment}", f"profile={profile}"])
             for k in seed_batches:
                 for compiled in compile_modes:
                     for precision in precisions:
-                        w = mode_workload(experiment, profile, k, compiled, precision, target)
+                        w = mode_workload(experiment, cfg, k, compiled, precision, target)
                         sync()
                         start = time.perf_counter()
                         w.step()  # compiles, where compiled
@@ -94,11 +92,10 @@ def measure(profile: str, experiments: list[str], seed_batches: list[int], compi
                         workloads.append(w)
                         print(f"runs_per_hour: {experiment} K={k} compile={compiled} {precision}: first step "
                               f"{first_step[-1]:.1f} s", flush=True)
-        seconds = time_interleaved(workloads, [threads], 1, repeats, steps, sync)
+        seconds = time_interleaved(workloads, [threads], 1, repeats, steps, sync, "runs_per_hour")
     finally:
         torch.set_num_threads(own_threads)
-    cores = f" ({os.cpu_count()} cores)" if target.type == "cpu" else ""
-    machine = {"device": device_name(target.type) + cores, "torch": torch.__version__}
+    machine = machine_columns(target)
     rows = []
     for (i, n), runs in seconds.items():
         w, median = workloads[i], statistics.median(runs)
@@ -117,17 +114,11 @@ def measure(profile: str, experiments: list[str], seed_batches: list[int], compi
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", required=True)
-    parser.add_argument("--out", type=Path, required=True, help="the JSON file to write")
-    args = parser.parse_args(argv)
-    try:  # a bad setting stops before anything is timed
-        sizes = OmegaConf.to_container(compose([f"profile={args.profile}"]).profile.measure.runs_per_hour)
-        rows = measure(args.profile, sizes["experiments"], sizes["seed_batches"], sizes["compile"], sizes["precisions"],
+    def measure_profile(profile: str, sizes: dict) -> list[dict]:
+        return measure(profile, sizes["experiments"], sizes["seed_batches"], sizes["compile"], sizes["precisions"],
                        sizes["threads"], sizes["repeats"], sizes["steps"], sizes["device"])
-    except ConfigError as e:
-        raise SystemExit(f"error: {e}")
-    write_json(args.out, {"table": "runs_per_hour", "profile": args.profile, "settings": sizes, "rows": rows})
+
+    measurement_main("runs_per_hour", __doc__, measure_profile, argv)
 
 
 if __name__ == "__main__":

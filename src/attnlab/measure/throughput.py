@@ -35,14 +35,14 @@ from typing import Callable
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from attnlab.config import ConfigError, compose, model_config
 from attnlab.data import write_json
 from attnlab.device import MEASURED_KINDS, pick_device
 from attnlab.measure.attention_scaling import device_name
 from attnlab.model import PRECISIONS, LanguageModel, ModelConfig, causal_mask
-from attnlab.train import training_step
+from attnlab.train import make_optimizer, training_step
 
 MODELS = ("fused", "explicit", "reference")
 DTYPES = {"float32": torch.float32, "bf16": torch.bfloat16}
@@ -116,16 +116,15 @@ def check_reference_shapes(cfg: ModelConfig) -> None:
 
 @dataclass(frozen=True)
 class Setting:
-    """One training shape: a model and its batch."""
+    """One training shape: a model and how the experiment's runs train it."""
     name: str  # the experiment it comes from
     model: ModelConfig
-    batch_size: int
-    grad_clip: float | None  # as the experiment's runs clip (None: not clipped)
+    train: DictConfig  # its batch size, gradient clipping (None: not clipped) and optimizer
 
 
 def experiment_setting(experiment: str, profile: str) -> Setting:
     cfg = compose([f"experiment={experiment}", f"profile={profile}"])
-    return Setting(experiment, model_config(cfg), cfg.train.batch_size, cfg.train.grad_clip)
+    return Setting(experiment, model_config(cfg), cfg.train)
 
 
 @dataclass
@@ -142,19 +141,19 @@ def project_loss(model: LanguageModel, x: torch.Tensor, y: torch.Tensor, explici
 
 
 def training_workloads(setting: Setting, device: torch.device) -> list[Workload]:
-    cfg = setting.model
+    cfg, t = setting.model, setting.train
     torch.manual_seed(0)
-    x, y = torch.randint(cfg.vocab_size, (2, setting.batch_size, cfg.context), device=device)
-    tokens = setting.batch_size * cfg.context
+    x, y = torch.randint(cfg.vocab_size, (2, t.batch_size, cfg.context), device=device)
+    tokens = t.batch_size * cfg.context
     workloads = []
     for name in MODELS:
         model = (ReferenceModel(cfg) if name == "reference" else LanguageModel(cfg)).to(device)
         loss_of = partial(model, x, y) if name == "reference" else partial(project_loss, model, x, y, name == "explicit")
-        optimizer = torch.optim.AdamW(model.parameters())
+        optimizer = make_optimizer(model.parameters(), t)
         for precision in PRECISIONS:
-            columns = {"setting": setting.name, "n_blocks": cfg.n_blocks, "batch_size": setting.batch_size,
+            columns = {"setting": setting.name, "n_blocks": cfg.n_blocks, "batch_size": t.batch_size,
                        "model": name, "precision": precision}
-            step = partial(training_step, model, optimizer, loss_of, precision, device.type, setting.grad_clip)
+            step = partial(training_step, model, optimizer, loss_of, precision, device.type, t.grad_clip)
             workloads.append(Workload(columns, step,
                                       model_flops_per_token(cfg) * tokens, tokens))
     return workloads
@@ -171,8 +170,9 @@ def matmul_workloads(size: int, device: torch.device) -> list[Workload]:
 
 
 def time_interleaved(workloads: list[Workload], threads: list[int], warmup: int, repeats: int, steps: int,
-                     sync: Callable[[], None]) -> dict[tuple[int, int], list[float]]:
-    """{(workload index, threads): seconds per step of each timed run}, runs interleaved."""
+                     sync: Callable[[], None], measurement: str) -> dict[tuple[int, int], list[float]]:
+    """{(workload index, threads): seconds per step of each timed run}, runs interleaved; progress is
+    logged under the measurement's name."""
     for n in threads:  # each thread count has its own kernels' first-call costs
         torch.set_num_threads(n)
         for w in workloads:
@@ -189,7 +189,7 @@ def time_interleaved(workloads: list[Workload], threads: list[int], warmup: int,
                     w.step()
                 sync()
                 seconds.setdefault((i, n), []).append((time.perf_counter() - start) / steps)
-        print(f"throughput: timed run {repeat + 1}/{repeats}", file=sys.stderr, flush=True)
+        print(f"{measurement}: timed run {repeat + 1}/{repeats}", file=sys.stderr, flush=True)
     return seconds
 
 
@@ -203,11 +203,10 @@ def measure(settings: list[Setting], threads: list[int], warmup: int, repeats: i
     workloads = [w for s in settings for w in training_workloads(s, target)] + matmul_workloads(matmul_size, target)
     own_threads = torch.get_num_threads()
     try:
-        seconds = time_interleaved(workloads, threads, warmup, repeats, steps, sync)
+        seconds = time_interleaved(workloads, threads, warmup, repeats, steps, sync, "throughput")
     finally:
         torch.set_num_threads(own_threads)  # the caller's, as it was
-    cores = f" ({os.cpu_count()} cores)" if target.type == "cpu" else ""
-    machine = {"device": device_name(target.type) + cores, "torch": torch.__version__}
+    machine = machine_columns(target)
     rows = []
     for (i, n), runs in seconds.items():
         w, median = workloads[i], statistics.median(runs)
@@ -227,19 +226,35 @@ def measure(settings: list[Setting], threads: list[int], warmup: int, repeats: i
     return rows
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def machine_columns(target: torch.device) -> dict:
+    """The columns that say where a timing was taken."""
+    cores = f" ({os.cpu_count()} cores)" if target.type == "cpu" else ""
+    return {"device": device_name(target.type) + cores, "torch": torch.__version__}
+
+
+def measurement_main(measurement: str, doc: str, measure_with: Callable[[str, dict], list[dict]],
+                     argv: list[str] | None) -> None:
+    """The command line of a timing measurement: --profile, --out; measure_with(profile, settings) gets
+    the profile's measure.<measurement> settings and returns the rows written to --out."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--profile", required=True)
     parser.add_argument("--out", type=Path, required=True, help="the JSON file to write")
     args = parser.parse_args(argv)
     try:  # a bad setting stops before anything is timed
-        sizes = OmegaConf.to_container(compose([f"profile={args.profile}"]).profile.measure.throughput)
-        settings = [experiment_setting(e, args.profile) for e in sizes["experiments"]]
-        rows = measure(settings, sizes["threads"], sizes["warmup"], sizes["repeats"], sizes["steps"],
-                       sizes["matmul_size"], sizes["device"])
+        settings = OmegaConf.to_container(compose([f"profile={args.profile}"]).profile.measure[measurement])
+        rows = measure_with(args.profile, settings)
     except ConfigError as e:
         raise SystemExit(f"error: {e}")
-    write_json(args.out, {"table": "throughput", "profile": args.profile, "settings": sizes, "rows": rows})
+    write_json(args.out, {"table": measurement, "profile": args.profile, "settings": settings, "rows": rows})
+
+
+def main(argv: list[str] | None = None) -> None:
+    def measure_profile(profile: str, sizes: dict) -> list[dict]:
+        settings = [experiment_setting(e, profile) for e in sizes["experiments"]]
+        return measure(settings, sizes["threads"], sizes["warmup"], sizes["repeats"], sizes["steps"],
+                       sizes["matmul_size"], sizes["device"])
+
+    measurement_main("throughput", __doc__, measure_profile, argv)
 
 
 if __name__ == "__main__":
