@@ -71,3 +71,33 @@ def test_seeds_to_decide_follow_from_the_t_interval():
     assert stats.decide_share(5, 5) == "pass" and stats.decide_share(4, 5) == "inconclusive"
     # 4 of 5: Wilson's lower bound is above one half from 9 of 11 (0.52), not at 8 of 10 (0.49)
     assert stats.seeds_to_decide_share(4, 5) == 11
+
+
+def test_the_difference_of_two_runs_has_welchs_interval():
+    from scipy import stats as scipy_stats
+    from attnlab.claims import stats
+    a, b = np.array([0.97, 0.975, 0.972, 0.969]), np.array([0.86, 0.887])
+    difference, low, high = stats.difference_interval(a, b)
+    expected = scipy_stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert difference == pytest.approx(a.mean() - b.mean())
+    assert (low, high) == pytest.approx((expected.low, expected.high), rel=1e-9)
+    assert stats.difference_interval(np.array([0.99]), np.array([0.98])) == pytest.approx((0.01, 0.01, 0.01))
+
+
+def test_seeds_to_decide_a_difference_grow_the_second_run_only():
+    from attnlab.claims import stats
+    a, b = np.array([0.87, 0.875, 0.872, 0.869]), np.array([0.6, 0.8])
+
+    def like_b(n: int) -> np.ndarray:
+        """n seeds with b's mean and sd."""
+        x = np.resize(b, n) + 0.0
+        return b.mean() + (x - x.mean()) * b.std(ddof=1) / x.std(ddof=1)
+
+    def decided(b: np.ndarray) -> str:
+        return str(stats.decide(*stats.difference_interval(a, b)[1:]))
+
+    n = stats.seeds_to_decide_difference(a, b)  # 0.17 ± 0.9 over two seeds of b
+    assert decided(b) == "inconclusive" and n is not None and n > b.size
+    assert decided(like_b(n)) == "pass" and decided(like_b(n - 1)) == "inconclusive"
+    # a's own spread alone straddles 0: no number of b's seeds decides it
+    assert stats.seeds_to_decide_difference(np.array([-1.0, 2.0]), np.array([0.0, 0.0])) is None

@@ -9,7 +9,7 @@ import pytest
 
 from attnlab.claims.rules import load_claims
 from attnlab.config import CONFIG_DIR, experiments
-from attnlab.families.contradictions import FINDINGS, HYPOTHESES, finding, gap, hypothesis_table
+from attnlab.families.contradictions import FINDINGS, HYPOTHESES, finding, gap, hypothesis_table, seeds_to_decide
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = {c["id"]: c for c in load_claims()}
@@ -58,14 +58,34 @@ def test_a_gap_is_the_distance_from_the_chapter_seed_by_seed():
 
 @pytest.mark.parametrize("before, under, verdict, expected", [
     ([0.9, 0.95], [0.1, 0.12], "CONTRADICTED", "moves toward the chapter"),
-    ([0.9, 0.95], [0.5, 1.4], "CONTRADICTED", "ruled out"),      # closer on the mean, within the spread
+    ([0.9, 0.95], [0.5, 1.4], "CONTRADICTED", "undecided"),      # closer on the mean, within the interval
     ([0.9, 0.95], [1.2, 1.3], "CONTRADICTED", "ruled out"),      # further away
+    ([0.9, 0.95, 0.92], [0.88, 0.9, 0.89], "CONTRADICTED", "ruled out"),  # closer, by surely less than a tenth
     ([0.99], [0.98], "CONTRADICTED", "ruled out"),               # one seed each: closer by a hair only
+    ([0.5], [0.5], "CONTRADICTED", "ruled out"),                 # no closer
+    ([0.9, 0.95], [np.nan, 0.2], "CONTRADICTED", "ruled out"),   # a run that diverged has no gap to read
     ([0.9, 0.95], [0.01, 0.02], "MATCH", "reproduced under this setting"),
     ([0.9, 0.95], [0.5, 0.52], "CONCLUSION HOLDS", "conclusion reproduced"),
 ])
 def test_findings(before, under, verdict, expected):
     assert finding(verdict, np.array(before), np.array(under)) == expected
+
+
+def test_an_undecided_finding_says_how_many_seeds_would_decide_it():
+    before, under = np.array([0.97, 0.975, 0.972, 0.969]), np.array([0.6, 0.8])
+    assert finding("CONTRADICTED", before, under) == "undecided"
+    n = int(seeds_to_decide("undecided", before, under))
+    assert n > under.size
+    assert seeds_to_decide("ruled out", before, under) == ""
+    # shrunk by 0.099 against a tenth of 0.97: the published seeds' spread alone straddles the tenth
+    assert seeds_to_decide("undecided", before, np.array([0.86, 0.887])) == "none"
+
+
+def test_the_same_runs_read_another_way_are_compared_seed_by_seed():
+    before, under = np.array([0.9, 0.5, 0.7]), np.array([0.7, 0.3, 0.5])  # each seed's gap falls by 0.2
+    assert finding("CONTRADICTED", before, under, paired=True) == "moves toward the chapter"
+    assert finding("CONTRADICTED", before, under) == "undecided"  # as two different runs: within the spread
+    assert seeds_to_decide("undecided", before, under) != ""
 
 
 def test_a_hypothesis_that_reads_another_column_takes_its_seeds_too():

@@ -7,7 +7,9 @@ whole interval is on the passing side of every edge, fails when it is wholly out
 only when it straddles an edge — and since the interval narrows as 1/√n, more seeds decide it.
 An outcome that splits across seeds (which weight is the largest of a row) is judged on the share of
 seeds in which it holds, with its 95 % Wilson interval against one half: most trained models, or not.
-One value (an analytic table, or a single seed) is its own interval.
+One value (an analytic table, or a single seed) is its own interval. Two different runs' values (a
+hypothesis's run against the published one, in the contradictions table) share no seeds' luck: their
+difference takes Welch's unpaired interval.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ MAJORITY = 0.5  # an outcome "holds" when it holds in more than this share of se
 MAX_SEEDS = 1000  # beyond this, "more seeds" is not a plan
 
 
-def t_quantile(n: int) -> float:
+def t_quantile(df: float) -> float:
+    """Student's t at the two-sided 95 % level, `df` degrees of freedom (n − 1 for n seeds)."""
     from scipy import stats  # here: loading scipy takes a second, and the workflow imports this module on every call
-    return float(stats.t.ppf((1 + LEVEL) / 2, n - 1))
+    return float(stats.t.ppf((1 + LEVEL) / 2, df))
 
 
 def mean_interval(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -31,7 +34,7 @@ def mean_interval(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n, mean = x.shape[-1], x.mean(axis=-1)
     if n < 2:
         return mean, mean, mean
-    half = t_quantile(n) * x.std(axis=-1, ddof=1) / math.sqrt(n)
+    half = t_quantile(n - 1) * x.std(axis=-1, ddof=1) / math.sqrt(n)
     return mean, mean - half, mean + half
 
 
@@ -40,8 +43,39 @@ def prediction_interval(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     n = x.shape[-1]
     if n < 2:
         return None
-    half = t_quantile(n) * x.std(axis=-1, ddof=1) * math.sqrt(1 + 1 / n)
+    half = t_quantile(n - 1) * x.std(axis=-1, ddof=1) * math.sqrt(1 + 1 / n)
     return x.mean(axis=-1) - half, x.mean(axis=-1) + half
+
+
+def difference_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """(difference, low, high): mean(a) − mean(b) with Welch's 95 % interval, for seeds of two different
+    runs (unpaired); a single seed adds no spread of its own."""
+    return _welch(float(a.mean() - b.mean()), _variance_of_mean(a, a.size), _variance_of_mean(b, b.size))
+
+
+def seeds_to_decide_difference(a: np.ndarray, b: np.ndarray) -> int | None:
+    """The seeds of b at which mean(a) − mean(b) would have an interval clear of 0, if both means and
+    spreads held; None where no number would (a's own spread keeps it straddling 0)."""
+    difference = float(a.mean() - b.mean())
+    for n in range(b.size, MAX_SEEDS + 1):
+        _, low, high = _welch(difference, _variance_of_mean(a, a.size), _variance_of_mean(b, n))
+        if decide(low, high) != "inconclusive":
+            return n
+    return None
+
+
+def _variance_of_mean(x: np.ndarray, n: int) -> tuple[float, int]:
+    """(the squared standard error of x's mean at n seeds, with x's spread; its degrees of freedom)."""
+    return (float(x.var(ddof=1)) / n if x.size > 1 else 0.0), n - 1
+
+
+def _welch(difference: float, *variances: tuple[float, int]) -> tuple[float, float, float]:
+    spread = sum(v for v, _ in variances)
+    if spread == 0:
+        return difference, difference, difference
+    df = spread ** 2 / sum(v * v / dof for v, dof in variances if v > 0)
+    half = t_quantile(df) * math.sqrt(spread)
+    return difference, difference - half, difference + half
 
 
 def share_interval(k: int, n: int) -> tuple[float, float]:
@@ -73,7 +107,7 @@ def seeds_to_decide(mean: float, sd: float) -> int | None:
     if sd <= 0 or mean == 0 or not math.isfinite(mean / sd):
         return None
     for n in range(2, MAX_SEEDS + 1):
-        if t_quantile(n) * sd / math.sqrt(n) < abs(mean):
+        if t_quantile(n - 1) * sd / math.sqrt(n) < abs(mean):
             return n
     return None
 

@@ -6,9 +6,13 @@ ones (or, where it needs no run, reading another column of the published table),
 judge the claim on that table exactly as on the published one. The finding compares the two:
 - reproduced under this setting: the claim is MATCH under the hypothesis;
 - conclusion reproduced: CONCLUSION HOLDS under it (the chapter's point, not its number);
-- moves toward the chapter: the gap to the chapter's value (or to the rule's threshold) shrinks by at
-  least a tenth, and by more than the spread over seeds of both gaps together (sd before + sd under);
-- ruled out: otherwise;
+- moves toward the chapter: the gap to the chapter's value (or to the rule's threshold) shrinks by more
+  than a tenth, judged as the ledger judges a number: the 95 % interval of (0.9 × the gap before − the
+  gap under the hypothesis) lies wholly above 0 — per seed where the hypothesis reads the published runs
+  (paired), Welch's unpaired interval where it trains runs of its own;
+- ruled out: the interval lies wholly below 0 (or the claim has no gap to shrink);
+- undecided: it straddles 0; `seeds_to_decide` says how many seeds of the hypothesis's runs would decide
+  it if the means and spreads held ("none": the published seeds' own spread keeps it undecided);
 - not measured: the hypothesis's table lacks what the claim reads (a profile too small for it).
 """
 
@@ -18,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from attnlab.claims import stats
 from attnlab.claims.evaluate import Missing, chapter_value, evaluate, judge, load_tables
 from attnlab.claims.render import show
 from attnlab.claims.rules import load_claims
@@ -95,8 +100,10 @@ def hypothesis_of(run: str) -> Hypothesis:
     return next(h for h in HYPOTHESES if run in h.runs.values())
 
 
-REPRODUCED, CONCLUSION, TOWARD, RULED_OUT, NOT_MEASURED = FINDINGS = (
-    "reproduced under this setting", "conclusion reproduced", "moves toward the chapter", "ruled out", "not measured")
+REPRODUCED, CONCLUSION, TOWARD, UNDECIDED, RULED_OUT, NOT_MEASURED = FINDINGS = (
+    "reproduced under this setting", "conclusion reproduced", "moves toward the chapter", "undecided", "ruled out",
+    "not measured")
+TOWARD_SHARE = 0.1  # "moves toward": the gap shrinks by more than this share of itself
 
 
 def hypothesis_table(h: Hypothesis, inputs, published: dict) -> pd.DataFrame:
@@ -144,14 +151,34 @@ def spread(x: np.ndarray) -> float:
     return float(np.std(x, ddof=1)) if x.size > 1 else 0.0
 
 
-def finding(verdict: str, before: np.ndarray | None, under: np.ndarray | None) -> str:
+def finding(verdict: str, before: np.ndarray | None, under: np.ndarray | None, paired: bool = False) -> str:
     by_verdict = {"MISSING": NOT_MEASURED, "MATCH": REPRODUCED, "CONCLUSION HOLDS": CONCLUSION}
     if verdict in by_verdict:
         return by_verdict[verdict]
-    if (before is not None and under is not None and under.mean() <= 0.9 * before.mean()
-            and under.mean() + spread(under) < before.mean() - spread(before)):
-        return TOWARD
-    return RULED_OUT
+    if before is None or under is None:
+        return RULED_OUT
+    _, low, high = shrinkage_interval(before, under, paired)
+    return {"pass": TOWARD, "fail": RULED_OUT, "inconclusive": UNDECIDED}[str(stats.decide(low, high))]
+
+
+def shrinkage_interval(before: np.ndarray, under: np.ndarray, paired: bool) -> tuple[float, float, float]:
+    """How far the gap under the hypothesis falls below 0.9 × the gap before: mean and 95 % interval (a
+    gap that is not a number, a run that diverged, gives an interval that is not one either)."""
+    shrunk = (1 - TOWARD_SHARE) * before
+    if paired:
+        return tuple(float(x) for x in stats.mean_interval(shrunk - under))
+    return stats.difference_interval(shrunk, under)
+
+
+def seeds_to_decide(found: str, before: np.ndarray | None, under: np.ndarray | None, paired: bool = False) -> str:
+    """For an undecided finding, the seeds of the hypothesis's runs that would decide it ("none": no
+    number would); empty otherwise."""
+    if found != UNDECIDED:
+        return ""
+    shrunk = (1 - TOWARD_SHARE) * before
+    n = (stats.seeds_to_decide(float((shrunk - under).mean()), float((shrunk - under).std(ddof=1))) if paired
+         else stats.seeds_to_decide_difference(shrunk, under))
+    return "none" if n is None else str(n)
 
 
 def show_gap(claim: dict, g: np.ndarray | None) -> str:
@@ -173,11 +200,13 @@ def contradictions(inputs) -> pd.DataFrame:
             claim = claims[claim_id]
             before, under = judge(claim, published), judge(claim, tables)
             gaps = gap_or_none(claim, published), gap_or_none(claim, tables)
+            paired = bool(h.read)  # the published runs read another way: the same seeds on both sides
+            found = finding(under["verdict"], *gaps, paired)
             rows.append({
                 "claim": claim_id, "hypothesis": h.text, "setting": h.setting, "experiment": "; ".join(runs),
                 "chapter": before["chapter"], "ours_before": before["reproduced"], "verdict_before": before["verdict"],
                 "ours_under_hypothesis": under["reproduced"], "seeds": under["seeds"], "verdict": under["verdict"],
                 "gap_before": show_gap(claim, gaps[0]), "gap_under_hypothesis": show_gap(claim, gaps[1]),
-                "finding": finding(under["verdict"], *gaps), "hypothesis_id": h.id,
+                "finding": found, "seeds_to_decide": seeds_to_decide(found, *gaps, paired), "hypothesis_id": h.id,
             })
     return pd.DataFrame(rows)
