@@ -78,6 +78,9 @@ def test_a_long_list_is_cut_to_its_first_items_in_the_summary_line():
 def test_a_caption_keeps_its_strong_and_its_emphasis():
     assert report.caption_html("Ours, in ``_base.yaml``: **batch 32**,\n*constant* after warmup.") == \
         "<p>Ours, in <code>_base.yaml</code>: <strong>batch 32</strong>, <em>constant</em> after warmup.</p>"
+    # a star inside code is the code's: it neither opens nor closes an emphasis
+    assert report.caption_html("``gap_*`` is a *distance*, ``a*b`` too") == \
+        "<p><code>gap_*</code> is a <em>distance</em>, <code>a*b</code> too</p>"
 
 
 def test_the_claims_plot_sits_after_what_did_not_reproduce_and_links_its_svg(tmp_path):

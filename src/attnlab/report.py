@@ -158,12 +158,16 @@ def caption_html(rst: str) -> str:
     paragraphs = [" ".join(p.split()) for p in rst.split("\n\n") if p.strip()]
     out = []
     for p in paragraphs:
-        p = esc(p)
-        p = re.sub(r"``(.+?)``", r"<code>\1</code>", p)
-        p = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", p)  # before *emphasis*, which would take its stars
-        p = re.sub(r"\*(.+?)\*", r"<em>\1</em>", p)
-        out.append(f"<p>{p}</p>")
+        # odd pieces are ``code``, taken as written: a star inside (``gap_*``) is not emphasis
+        pieces = re.split(r"``(.+?)``", esc(p))
+        out.append("<p>" + "".join(f"<code>{piece}</code>" if i % 2 else emphasis_html(piece)
+                                   for i, piece in enumerate(pieces)) + "</p>")
     return "\n".join(out)
+
+
+def emphasis_html(text: str) -> str:
+    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)  # before *emphasis*, which would take its stars
+    return re.sub(r"\*(.+?)\*", r"<em>\1</em>", text)
 
 
 def ledger_table(ledger: pd.DataFrame, columns: tuple[str, ...], link: bool) -> str:
