@@ -23,8 +23,7 @@ import numpy as np
 import pandas as pd
 
 from attnlab.claims import stats
-from attnlab.claims.evaluate import Missing, chapter_value, evaluate, judge, load_tables
-from attnlab.claims.render import show
+from attnlab.claims.evaluate import Missing, chapter_value, evaluate, judge, load_tables, summary
 from attnlab.claims.rules import load_claims
 from attnlab.tables import BUILDERS, SEEDS_SUFFIX, table
 
@@ -147,10 +146,6 @@ def gap_or_none(claim: dict, tables: dict) -> np.ndarray | None:
         return None
 
 
-def spread(x: np.ndarray) -> float:
-    return float(np.std(x, ddof=1)) if x.size > 1 else 0.0
-
-
 def finding(verdict: str, before: np.ndarray | None, under: np.ndarray | None, paired: bool = False) -> str:
     by_verdict = {"MISSING": NOT_MEASURED, "MATCH": REPRODUCED, "CONCLUSION HOLDS": CONCLUSION}
     if verdict in by_verdict:
@@ -181,15 +176,18 @@ def seeds_to_decide(found: str, before: np.ndarray | None, under: np.ndarray | N
     if found != UNDECIDED:
         return ""
     shrunk, under = shrinkage(before, under)
-    n = (stats.seeds_to_decide(float((shrunk - under).mean()), float((shrunk - under).std(ddof=1))) if paired
-         else stats.seeds_to_decide_difference(shrunk, under))
+    if paired:
+        margin = shrunk - under
+        n = stats.seeds_to_decide(float(margin.mean()), float(margin.std(ddof=1)))
+    else:
+        n = stats.seeds_to_decide_difference(shrunk, under)
     return "none" if n is None else str(n)
 
 
 def show_gap(claim: dict, g: np.ndarray | None) -> str:
     if g is None:
         return "–"
-    text = show(g.mean(), spread(g))
+    text = summary(g)
     return f"{text} (relative)" if claim["rule"]["kind"] == "relative" else text
 
 
