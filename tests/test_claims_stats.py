@@ -101,3 +101,11 @@ def test_seeds_to_decide_a_difference_grow_the_second_run_only():
     assert decided(like_b(n)) == "pass" and decided(like_b(n - 1)) == "inconclusive"
     # a's own spread alone straddles 0: no number of b's seeds decides it
     assert stats.seeds_to_decide_difference(np.array([-1.0, 2.0]), np.array([0.0, 0.0])) is None
+
+
+def test_the_log_log_slope_is_least_squares_on_the_logs():
+    from attnlab.claims import stats
+    x = np.array([1024.0, 2048, 4096, 8192])
+    assert stats.loglog_slope(x, 3e-6 * x**1.9) == pytest.approx(1.9, rel=1e-12)
+    noisy = 5 * x**2 * np.array([1.1, 0.95, 1.02, 0.98])
+    assert stats.loglog_slope(x, noisy) == pytest.approx(np.polyfit(np.log(x), np.log(noisy), 1)[0], rel=1e-12)

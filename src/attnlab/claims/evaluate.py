@@ -151,7 +151,7 @@ def reduce(node: dict, value: np.ndarray, x) -> np.ndarray:
         return value.max(axis=0) - value.min(axis=0)
     if len(value) < 2 or np.any(value <= 0):
         raise Missing(f"a log-log slope needs two or more positive values, got {value.mean(axis=1).tolist()}")
-    return np.polyfit(np.log(x), np.log(value), 1)[0]  # one fit per seed
+    return np.array([stats.loglog_slope(x, seed) for seed in value.T])  # one fit per seed
 
 
 # ---------------------------------------------------------------- checks

@@ -78,6 +78,15 @@ def _welch(difference: float, *variances: tuple[float, int]) -> tuple[float, flo
     return difference, difference - half, difference + half
 
 
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log(y) against log(x) (positive values), in plain floats: numpy's vectorised log
+    and LAPACK's fit differ in the last digit from one CPU to another, and a table must come back byte for byte."""
+    log_x, log_y = [math.log(v) for v in x], [math.log(v) for v in y]
+    mean_x, mean_y = math.fsum(log_x) / len(log_x), math.fsum(log_y) / len(log_y)
+    return (math.fsum((a - mean_x) * (b - mean_y) for a, b in zip(log_x, log_y))
+            / math.fsum((a - mean_x) ** 2 for a in log_x))
+
+
 def share_interval(k: int, n: int) -> tuple[float, float]:
     """Wilson's 95 % interval for a share k/n (a point for one seed)."""
     if n < 2:

@@ -2,13 +2,13 @@
 explicit (n²) and fused (n). Rows come from attnlab.measure.attention_scaling."""
 
 import json
-import math
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from attnlab import style
+from attnlab.claims import stats
 from attnlab.plots import figure
 from attnlab.tables import table
 
@@ -28,11 +28,7 @@ def fit_exponent(tokens, values, last: int = FIT_ROWS) -> float:
     points = [(n, v) for n, v in zip(tokens, values) if np.isfinite(v) and v > 0][-last:]
     if len(points) < 2:
         return float("nan")
-    # least squares in plain floats: numpy's vectorised log and LAPACK fit differ in the last digit from
-    # one CPU to another, and the published table should come back byte for byte
-    x, y = zip(*((math.log(n), math.log(v)) for n, v in points))
-    mean_x, mean_y = math.fsum(x) / len(x), math.fsum(y) / len(y)
-    return math.fsum((a - mean_x) * (b - mean_y) for a, b in zip(x, y)) / math.fsum((a - mean_x) ** 2 for a in x)
+    return stats.loglog_slope(*zip(*points))
 
 
 def path_frame(measurement: dict) -> pd.DataFrame:
