@@ -196,6 +196,15 @@ def test_a_winograd_run_given_more_seeds_trains_only_the_new_ones(clone):
     assert result.returncode != 0 and "winograd/role_average" in result.stderr + result.stdout
 
 
+def test_a_hypothesis_run_given_more_seeds_trains_them_for_the_contradictions_table(clone):
+    """seeds_per_run names a contradiction's hypothesis run too: its seeds past the hypothesis's own
+    count train, and only the contradictions table (not the published family table) reads them."""
+    jobs, out = dry_run(clone, "--config", "profile=quick", "seeds_per_run={quick: {winograd/category_block_lr3e3: 4}}")
+    assert jobs["winograd_train"] == 1, out[-3000:]  # category_lr3e3 trains 3 seeds
+    assert "home=results/quick, version=category, model=block_lr3e3, seed=3" in out
+    assert "table_contradictions" in jobs and "table_winograd_category" not in jobs
+
+
 def test_a_row_is_one_config_and_one_declared_line(clone):
     """The README's recipe: the new run trains alone, and the ladder family's tables, figures and
     the ledger are rebuilt; removing the row again plans nothing."""

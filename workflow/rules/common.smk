@@ -328,6 +328,12 @@ def seeds_of(run: str, variant: bool = False) -> list[int]:
     return list(range(max(len(SEEDS) if variant else PROFILE_CONFIG.seeds, MORE_SEEDS.get(run, 0))))
 
 
+def hypothesis_seeds(h, run: str, profile_seeds: int) -> range:
+    """The seeds a contradiction's hypothesis `h` trains of its run `run`: its own count (at most the
+    profile's `profile_seeds`), or more where seeds_per_run names the run (a finding that needs them)."""
+    return range(max(h.seeds_under(profile_seeds), MORE_SEEDS.get(run, 0)))
+
+
 def run_metrics(run: str, variant: bool = False) -> list[str]:
     """metrics.json of every seed of one experiment run (its curve.csv and evals.csv sit beside it)."""
     return [train_step(run, seed, variant).outputs[0] for seed in seeds_of(run, variant)]

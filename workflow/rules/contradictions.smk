@@ -29,15 +29,15 @@ rule measure_attention_scaling_threads:
 
 
 def hypothesis_runs(h, run: str, published: list[str]) -> list[str]:
-    """The files a hypothesis's run gives its table, as many seeds as it trains (at most the profile's)."""
+    """The files a hypothesis's run gives its table, one per seed it trains."""
     if run.startswith("measure/attention_scaling_threads"):
         return scaling_threads_step(int(run.removeprefix("measure/attention_scaling_threads"))).outputs
     if run.startswith("winograd/"):
         version, _, model = run.removeprefix("winograd/").partition("_")
         index = WINOGRAD_FILES.index(Path(published[0]).name)  # what the table reads: metrics or the probe
         return [winograd_step(version, model, seed).outputs[index]
-                for seed in range(h.seeds_under(PROFILE_CONFIG.winograd_seeds))]
-    return [train_step(run, seed).outputs[0] for seed in range(h.seeds_under(PROFILE_CONFIG.seeds))]
+                for seed in hypothesis_seeds(h, run, PROFILE_CONFIG.winograd_seeds)]
+    return [train_step(run, seed).outputs[0] for seed in hypothesis_seeds(h, run, PROFILE_CONFIG.seeds)]
 
 
 def contradiction_inputs(variant: bool) -> dict:

@@ -36,7 +36,8 @@ class Hypothesis:
     text: str                   # the hypothesis, in words
     setting: str                # what differs from the chapter's stated settings
     runs: dict = field(default_factory=dict)  # table input -> the run trained under the hypothesis
-    seeds: int = 3              # seeds of its runs, at most (a profile with fewer seeds trains its count)
+    seeds: int = 3              # seeds of its runs, at most (a profile with fewer seeds trains its count;
+                                # configs/pipeline.yaml's seeds_per_run may give a run more)
     read: dict = field(default_factory=dict)  # column -> the published table's column read in its place
 
     def seeds_under(self, profile_seeds: int) -> int:
