@@ -99,8 +99,14 @@ def test_seeds_to_decide_a_difference_grow_the_second_run_only():
     n = stats.seeds_to_decide_difference(a, b)  # 0.17 ± 0.9 over two seeds of b
     assert decided(b) == "inconclusive" and n is not None and n > b.size
     assert decided(like_b(n)) == "pass" and decided(like_b(n - 1)) == "inconclusive"
-    # a's own spread alone straddles 0: no number of b's seeds decides it
-    assert stats.seeds_to_decide_difference(np.array([-1.0, 2.0]), np.array([0.0, 0.0])) is None
+    # a's own spread alone straddles 0: no number of b's seeds decides it, but seeds of both runs do
+    a = np.array([-1.0, 2.0])
+    assert stats.seeds_to_decide_difference(a, np.array([0.0, 0.0])) is None
+    both = stats.seeds_to_decide_difference(a, np.array([0.0, 0.0]), grow_a=True)
+    like_a = lambda n: a.mean() + (np.resize(a, n) - a.mean()) * a.std(ddof=1) / np.resize(a, n).std(ddof=1)
+    assert both is not None and both > a.size
+    assert stats.decide(*stats.difference_interval(like_a(both), np.zeros(both))[1:]) == "pass"
+    assert stats.decide(*stats.difference_interval(like_a(both - 1), np.zeros(both - 1))[1:]) == "inconclusive"
 
 
 def test_the_log_log_slope_is_least_squares_on_the_logs():

@@ -77,8 +77,11 @@ def test_an_undecided_finding_says_how_many_seeds_would_decide_it():
     n = int(seeds_to_decide("undecided", before, under))
     assert n > under.size
     assert seeds_to_decide("ruled out", before, under) == ""
-    # shrunk by 0.099 against a tenth of 0.97: the published seeds' spread alone straddles the tenth
+    # shrunk by 0.099 against a tenth of 0.97: on the edge, so no number of seeds decides it
     assert seeds_to_decide("undecided", before, np.array([0.86, 0.887])) == "none"
+    # the published seeds' spread alone keeps it undecided: seeds of both runs would decide it
+    spread, tight = np.array([0.9, 0.97, 1.04, 0.95]), np.array([0.79, 0.8, 0.81])
+    assert seeds_to_decide("undecided", spread, tight).endswith(" of both the published and its runs")
 
 
 def test_the_same_runs_read_another_way_are_compared_seed_by_seed():

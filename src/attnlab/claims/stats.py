@@ -53,12 +53,14 @@ def difference_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, flo
     return _welch(float(a.mean() - b.mean()), _variance_of_mean(a, a.size), _variance_of_mean(b, b.size))
 
 
-def seeds_to_decide_difference(a: np.ndarray, b: np.ndarray) -> int | None:
-    """The seeds of b at which mean(a) − mean(b) would have an interval clear of 0, if both means and
-    spreads held; None where no number would (a's own spread keeps it straddling 0)."""
+def seeds_to_decide_difference(a: np.ndarray, b: np.ndarray, grow_a: bool = False) -> int | None:
+    """The seeds of b (with grow_a, of both, each at least its own count) at which mean(a) − mean(b) would
+    have an interval clear of 0, if both means and spreads held; None where no number would (without
+    grow_a: a's own spread keeps it straddling 0)."""
     difference = float(a.mean() - b.mean())
-    for n in range(b.size, MAX_SEEDS + 1):
-        _, low, high = _welch(difference, _variance_of_mean(a, a.size), _variance_of_mean(b, n))
+    for n in range(max(b.size, a.size if grow_a else 0), MAX_SEEDS + 1):
+        a_seeds = max(n, a.size) if grow_a else a.size
+        _, low, high = _welch(difference, _variance_of_mean(a, a_seeds), _variance_of_mean(b, n))
         if decide(low, high) != "inconclusive":
             return n
     return None

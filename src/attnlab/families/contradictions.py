@@ -12,7 +12,8 @@ judge the claim on that table exactly as on the published one. The finding compa
   (paired), Welch's unpaired interval where it trains runs of its own;
 - ruled out: the interval lies wholly below 0 (or the claim has no gap to shrink);
 - undecided: it straddles 0; `seeds_to_decide` says how many seeds of the hypothesis's runs would decide
-  it if the means and spreads held ("none": the published seeds' own spread keeps it undecided);
+  it if the means and spreads held, or, where the published seeds' own spread keeps it undecided, how
+  many of both the published and the hypothesis's runs would ("none": no number would);
 - not measured: the hypothesis's table lacks what the claim reads (a profile too small for it).
 """
 
@@ -172,8 +173,8 @@ def shrinkage_interval(before: np.ndarray, under: np.ndarray, paired: bool) -> t
 
 
 def seeds_to_decide(found: str, before: np.ndarray | None, under: np.ndarray | None, paired: bool = False) -> str:
-    """For an undecided finding, the seeds of the hypothesis's runs that would decide it ("none": no
-    number would); empty otherwise."""
+    """For an undecided finding, the seeds of the hypothesis's runs that would decide it, or of both the
+    published and its runs where its alone would not ("none": no number would); empty otherwise."""
     if found != UNDECIDED:
         return ""
     shrunk, under = shrinkage(before, under)
@@ -182,6 +183,9 @@ def seeds_to_decide(found: str, before: np.ndarray | None, under: np.ndarray | N
         n = stats.seeds_to_decide(float(margin.mean()), float(margin.std(ddof=1)))
     else:
         n = stats.seeds_to_decide_difference(shrunk, under)
+        if n is None:
+            both = stats.seeds_to_decide_difference(shrunk, under, grow_a=True)
+            return "none" if both is None else f"{both} of both the published and its runs"
     return "none" if n is None else str(n)
 
 
