@@ -322,16 +322,13 @@ if not all(run in RUN_NAMES and str(n).isdigit() and int(n) >= 1 for run, n in M
 MORE_SEEDS = {run: int(n) for run, n in MORE_SEEDS.items()}  # --config gives numbers as text
 
 
-def seeds_of(run: str, variant: bool = False) -> list[int]:
-    """The seeds a run trains: the profile's count (a variant's: seeds=), or more where seeds_per_run
-    says so (rows whose claims need more seeds to be decided)."""
-    return list(range(max(len(SEEDS) if variant else PROFILE_CONFIG.seeds, MORE_SEEDS.get(run, 0))))
-
-
-def hypothesis_seeds(h, run: str, profile_seeds: int) -> range:
-    """The seeds a contradiction's hypothesis `h` trains of its run `run`: its own count (at most the
-    profile's `profile_seeds`), or more where seeds_per_run names the run (a finding that needs them)."""
-    return range(max(h.seeds_under(profile_seeds), MORE_SEEDS.get(run, 0)))
+def seeds_of(run: str, variant: bool = False, base: int | None = None) -> list[int]:
+    """The seeds a run trains: `base` (by default the profile's count; a variant's: seeds=), or more where
+    seeds_per_run says so (rows whose claims need more seeds to be decided, a contradiction's hypothesis
+    runs whose finding does)."""
+    if base is None:
+        base = len(SEEDS) if variant else PROFILE_CONFIG.seeds
+    return list(range(max(base, MORE_SEEDS.get(run, 0))))
 
 
 def run_metrics(run: str, variant: bool = False) -> list[str]:

@@ -36,8 +36,8 @@ def hypothesis_runs(h, run: str, published: list[str]) -> list[str]:
         version, _, model = run.removeprefix("winograd/").partition("_")
         index = WINOGRAD_FILES.index(Path(published[0]).name)  # what the table reads: metrics or the probe
         return [winograd_step(version, model, seed).outputs[index]
-                for seed in hypothesis_seeds(h, run, PROFILE_CONFIG.winograd_seeds)]
-    return [train_step(run, seed).outputs[0] for seed in hypothesis_seeds(h, run, PROFILE_CONFIG.seeds)]
+                for seed in seeds_of(run, base=h.seeds_under(PROFILE_CONFIG.winograd_seeds))]
+    return [train_step(run, seed).outputs[0] for seed in seeds_of(run, base=h.seeds_under(PROFILE_CONFIG.seeds))]
 
 
 def contradiction_inputs(variant: bool) -> dict:

@@ -43,5 +43,6 @@ add_table("scale_training", runs={e: e for row in SCALE_TRAINING for e in row.ru
 # the rows of settings the chapter does not state train the seeds their hypothesis trains
 add_table("score_runaway", inputs=lambda variant: {
     **{name: run_metrics(run, variant) for name, run in SCORE_RUNAWAY.runs().items()},
-    **{name: [train_step(run, seed).outputs[0] for seed in hypothesis_seeds(hypothesis_of(run), run, PROFILE_CONFIG.seeds)]
+    **{name: [train_step(run, seed).outputs[0]
+              for seed in seeds_of(run, base=hypothesis_of(run).seeds_under(PROFILE_CONFIG.seeds))]
        for name, (run, _) in RUNAWAY_UNSTATED.items()}})
