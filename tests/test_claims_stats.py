@@ -84,29 +84,36 @@ def test_the_difference_of_two_runs_has_welchs_interval():
     assert stats.difference_interval(np.array([0.99]), np.array([0.98])) == pytest.approx((0.01, 0.01, 0.01))
 
 
-def test_seeds_to_decide_a_difference_grow_the_second_run_only():
+def like(x: np.ndarray, n: int) -> np.ndarray:
+    """n seeds with x's mean and sd."""
+    y = np.resize(x, n) + 0.0
+    return x.mean() + (y - y.mean()) * x.std(ddof=1) / y.std(ddof=1)
+
+
+def test_seeds_to_decide_a_difference_grow_either_run_or_both():
     from attnlab.claims import stats
-    a, b = np.array([0.87, 0.875, 0.872, 0.869]), np.array([0.6, 0.8])
 
-    def like_b(n: int) -> np.ndarray:
-        """n seeds with b's mean and sd."""
-        x = np.resize(b, n) + 0.0
-        return b.mean() + (x - x.mean()) * b.std(ddof=1) / x.std(ddof=1)
-
-    def decided(b: np.ndarray) -> str:
+    def decided(a: np.ndarray, b: np.ndarray) -> str:
         return str(stats.decide(*stats.difference_interval(a, b)[1:]))
 
+    a, b = np.array([0.87, 0.875, 0.872, 0.869]), np.array([0.6, 0.8])
     n = stats.seeds_to_decide_difference(a, b)  # 0.17 ± 0.9 over two seeds of b
-    assert decided(b) == "inconclusive" and n is not None and n > b.size
-    assert decided(like_b(n)) == "pass" and decided(like_b(n - 1)) == "inconclusive"
-    # a's own spread alone straddles 0: no number of b's seeds decides it, but seeds of both runs do
-    a = np.array([-1.0, 2.0])
-    assert stats.seeds_to_decide_difference(a, np.array([0.0, 0.0])) is None
-    both = stats.seeds_to_decide_difference(a, np.array([0.0, 0.0]), grow_a=True)
-    like_a = lambda n: a.mean() + (np.resize(a, n) - a.mean()) * a.std(ddof=1) / np.resize(a, n).std(ddof=1)
-    assert both is not None and both > a.size
-    assert stats.decide(*stats.difference_interval(like_a(both), np.zeros(both))[1:]) == "pass"
-    assert stats.decide(*stats.difference_interval(like_a(both - 1), np.zeros(both - 1))[1:]) == "inconclusive"
+    assert decided(a, b) == "inconclusive" and n is not None and n > b.size
+    assert decided(a, like(b, n)) == "pass" and decided(a, like(b, n - 1)) == "inconclusive"
+    # a's own spread alone straddles 0: no number of b's seeds decides it, but seeds of a do
+    a, b = np.array([-1.0, 2.0]), np.array([0.0, 0.0])
+    assert stats.seeds_to_decide_difference(a, b) is None
+    n = stats.seeds_to_decide_difference(a, b, grow="a")
+    assert n is not None and n > a.size
+    assert decided(like(a, n), b) == "pass" and decided(like(a, n - 1), b) == "inconclusive"
+    # both spread: only seeds of both runs decide it
+    a, b = np.array([0.72, 1.08, 0.9]), np.array([0.5, 0.9])
+    assert stats.seeds_to_decide_difference(a, b) is None and stats.seeds_to_decide_difference(a, b, grow="a") is None
+    n = stats.seeds_to_decide_difference(a, b, grow="both")
+    assert n is not None and n > a.size
+    assert decided(like(a, n), like(b, n)) == "pass" and decided(like(a, n - 1), like(b, n - 1)) == "inconclusive"
+    # a difference of 0 is on the edge: no number of seeds decides it
+    assert stats.seeds_to_decide_difference(np.array([1.0, 2.0]), np.array([1.0, 2.0]), grow="both") is None
 
 
 def test_the_log_log_slope_is_least_squares_on_the_logs():

@@ -79,9 +79,14 @@ def test_an_undecided_finding_says_how_many_seeds_would_decide_it():
     assert seeds_to_decide("ruled out", before, under) == ""
     # shrunk by 0.099 against a tenth of 0.97: on the edge, so no number of seeds decides it
     assert seeds_to_decide("undecided", before, np.array([0.86, 0.887])) == "none"
-    # the published seeds' spread alone keeps it undecided: seeds of both runs would decide it
+    # the published seeds' spread alone keeps it undecided: seeds of the published runs would decide it
     spread, tight = np.array([0.9, 0.97, 1.04, 0.95]), np.array([0.79, 0.8, 0.81])
-    assert seeds_to_decide("undecided", spread, tight).endswith(" of both the published and its runs")
+    assert seeds_to_decide("undecided", spread, tight) == "5 of the published runs"
+    # both spread: only seeds of both would
+    assert seeds_to_decide("undecided", np.array([0.8, 1.2, 1.0]), np.array([0.5, 0.9])) == \
+        "13 of both the published and its runs"
+    # both would decide it, but seeds of its runs alone add fewer (4 against 2 + 3)
+    assert seeds_to_decide("undecided", np.array([0.9, 1.1, 1.0]), np.array([0.6, 0.85, 0.7])) == "6"
 
 
 def test_the_same_runs_read_another_way_are_compared_seed_by_seed():

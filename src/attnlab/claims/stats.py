@@ -53,14 +53,17 @@ def difference_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, flo
     return _welch(float(a.mean() - b.mean()), _variance_of_mean(a, a.size), _variance_of_mean(b, b.size))
 
 
-def seeds_to_decide_difference(a: np.ndarray, b: np.ndarray, grow_a: bool = False) -> int | None:
-    """The seeds of b (with grow_a, of both, each at least its own count) at which mean(a) − mean(b) would
-    have an interval clear of 0, if both means and spreads held; None where no number would (without
-    grow_a: a's own spread keeps it straddling 0)."""
+def seeds_to_decide_difference(a: np.ndarray, b: np.ndarray, grow: str = "b") -> int | None:
+    """The seeds at which mean(a) − mean(b) would have an interval clear of 0, if both means and spreads held,
+    adding seeds to b, to a, or to both (each at least its own count); None where no number would (growing one
+    side whose partner's spread alone keeps the interval straddling 0)."""
     difference = float(a.mean() - b.mean())
-    for n in range(max(b.size, a.size if grow_a else 0), MAX_SEEDS + 1):
-        a_seeds = max(n, a.size) if grow_a else a.size
-        _, low, high = _welch(difference, _variance_of_mean(a, a_seeds), _variance_of_mean(b, n))
+    grow_a, grow_b = grow in ("a", "both"), grow in ("b", "both")
+    # walked up from the start: the interval need not narrow with n (Welch's degrees of freedom fall back
+    # to the fixed side's as the grown side's share of the spread vanishes)
+    for n in range(max(a.size if grow_a else 0, b.size if grow_b else 0), MAX_SEEDS + 1):
+        _, low, high = _welch(difference, _variance_of_mean(a, n if grow_a else a.size),
+                              _variance_of_mean(b, n if grow_b else b.size))
         if decide(low, high) != "inconclusive":
             return n
     return None

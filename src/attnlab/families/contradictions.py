@@ -11,9 +11,9 @@ judge the claim on that table exactly as on the published one. The finding compa
   gap under the hypothesis) lies wholly above 0 — per seed where the hypothesis reads the published runs
   (paired), Welch's unpaired interval where it trains runs of its own;
 - ruled out: the interval lies wholly below 0 (or the claim has no gap to shrink);
-- undecided: it straddles 0; `seeds_to_decide` says how many seeds of the hypothesis's runs would decide
-  it if the means and spreads held, or, where the published seeds' own spread keeps it undecided, how
-  many of both the published and the hypothesis's runs would ("none": no number would);
+- undecided: it straddles 0; `seeds_to_decide` gives the cheapest way to decide it if the means and spreads
+  held: the seeds of the hypothesis's runs, of the published runs, or of both, whichever adds the fewest
+  runs ("none": no number would);
 - not measured: the hypothesis's table lacks what the claim reads (a profile too small for it).
 """
 
@@ -173,20 +173,22 @@ def shrinkage_interval(before: np.ndarray, under: np.ndarray, paired: bool) -> t
 
 
 def seeds_to_decide(found: str, before: np.ndarray | None, under: np.ndarray | None, paired: bool = False) -> str:
-    """For an undecided finding, the seeds of the hypothesis's runs that would decide it, or of both the
-    published and its runs where its alone would not ("none": no number would); empty otherwise."""
+    """For an undecided finding, the cheapest way to decide it: seeds of the hypothesis's runs, of the published
+    runs, or of both, whichever adds the fewest runs ("none": no number would); empty otherwise."""
     if found != UNDECIDED:
         return ""
     shrunk, under = shrinkage(before, under)
     if paired:
         margin = shrunk - under
         n = stats.seeds_to_decide(float(margin.mean()), float(margin.std(ddof=1)))
-    else:
-        n = stats.seeds_to_decide_difference(shrunk, under)
-        if n is None:
-            both = stats.seeds_to_decide_difference(shrunk, under, grow_a=True)
-            return "none" if both is None else f"{both} of both the published and its runs"
-    return "none" if n is None else str(n)
+        return "none" if n is None else str(n)
+    plans = []  # (runs added, text); on a tie the hypothesis's own runs come first
+    for grow, whose in (("b", ""), ("a", " of the published runs"), ("both", " of both the published and its runs")):
+        n = stats.seeds_to_decide_difference(shrunk, under, grow)
+        if n is not None:
+            added = (n - under.size if grow != "a" else 0) + (n - shrunk.size if grow != "b" else 0)
+            plans.append((added, f"{n}{whose}"))
+    return min(plans, key=lambda plan: plan[0])[1] if plans else "none"
 
 
 def show_gap(claim: dict, g: np.ndarray | None) -> str:
