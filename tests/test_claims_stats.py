@@ -97,23 +97,46 @@ def test_seeds_to_decide_a_difference_grow_either_run_or_both():
         return str(stats.decide(*stats.difference_interval(a, b)[1:]))
 
     a, b = np.array([0.87, 0.875, 0.872, 0.869]), np.array([0.6, 0.8])
-    n = stats.seeds_to_decide_difference(a, b)  # 0.17 ± 0.9 over two seeds of b
-    assert decided(a, b) == "inconclusive" and n is not None and n > b.size
+    n, added = stats.seeds_to_decide_difference(a, b)  # 0.17 ± 0.9 over two seeds of b
+    assert decided(a, b) == "inconclusive" and n > b.size and added == n - b.size
     assert decided(a, like(b, n)) == "pass" and decided(a, like(b, n - 1)) == "inconclusive"
+    assert stats.cheapest_plan_to_decide_difference(a, b) == ("b", n)
     # a's own spread alone straddles 0: no number of b's seeds decides it, but seeds of a do
     a, b = np.array([-1.0, 2.0]), np.array([0.0, 0.0])
     assert stats.seeds_to_decide_difference(a, b) is None
-    n = stats.seeds_to_decide_difference(a, b, grow="a")
-    assert n is not None and n > a.size
+    n, added = stats.seeds_to_decide_difference(a, b, grow="a")
+    assert n > a.size and added == n - a.size
     assert decided(like(a, n), b) == "pass" and decided(like(a, n - 1), b) == "inconclusive"
     # both spread: only seeds of both runs decide it
     a, b = np.array([0.72, 1.08, 0.9]), np.array([0.5, 0.9])
     assert stats.seeds_to_decide_difference(a, b) is None and stats.seeds_to_decide_difference(a, b, grow="a") is None
-    n = stats.seeds_to_decide_difference(a, b, grow="both")
-    assert n is not None and n > a.size
+    n, added = stats.seeds_to_decide_difference(a, b, grow="both")
+    assert n > a.size and added == 2 * n - a.size - b.size
     assert decided(like(a, n), like(b, n)) == "pass" and decided(like(a, n - 1), like(b, n - 1)) == "inconclusive"
+    # a bound on the runs added stops the walk: one run short of the plan, no plan
+    assert stats.seeds_to_decide_difference(a, b, grow="both", most_added=added) == (n, added)
+    assert stats.seeds_to_decide_difference(a, b, grow="both", most_added=added - 1) is None
     # a difference of 0 is on the edge: no number of seeds decides it
     assert stats.seeds_to_decide_difference(np.array([1.0, 2.0]), np.array([1.0, 2.0]), grow="both") is None
+    assert stats.cheapest_plan_to_decide_difference(np.array([1.0, 2.0]), np.array([1.0, 2.0])) is None
+    with pytest.raises(ValueError, match="grow is one of b, a, both"):
+        stats.seeds_to_decide_difference(a, b, grow="neither")
+
+
+def test_the_cheapest_plan_adds_the_fewest_runs_and_settles_a_tie_by_plan_order():
+    from attnlab.claims import stats
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        a = rng.normal(1.0, rng.uniform(0.05, 1.0), rng.integers(2, 8))
+        b = rng.normal(rng.uniform(0.0, 0.5), rng.uniform(0.05, 1.0), rng.integers(2, 8))
+        plans = {grow: stats.seeds_to_decide_difference(a, b, grow) for grow in stats.GROWTH}
+        found = [(added, i, grow, n) for i, (grow, plan) in enumerate(plans.items()) if plan for n, added in [plan]]
+        expected = min(found)[2:] if found else None  # fewest runs added, then the earlier plan
+        assert stats.cheapest_plan_to_decide_difference(a, b) == expected
+    # mirror images: seeds of a or of b decide at the same count, and b's plan comes first
+    b = np.array([0.0, 0.9, 0.3])
+    assert stats.seeds_to_decide_difference(b + 1.0, b, "a") == stats.seeds_to_decide_difference(b + 1.0, b, "b")
+    assert stats.cheapest_plan_to_decide_difference(b + 1.0, b)[0] == "b"
 
 
 def test_the_log_log_slope_is_least_squares_on_the_logs():

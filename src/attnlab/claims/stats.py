@@ -53,20 +53,42 @@ def difference_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, flo
     return _welch(float(a.mean() - b.mean()), _variance_of_mean(a, a.size), _variance_of_mean(b, b.size))
 
 
-def seeds_to_decide_difference(a: np.ndarray, b: np.ndarray, grow: str = "b") -> int | None:
-    """The seeds at which mean(a) − mean(b) would have an interval clear of 0, if both means and spreads held,
-    adding seeds to b, to a, or to both (each at least its own count); None where no number would (growing one
-    side whose partner's spread alone keeps the interval straddling 0)."""
+# where more seeds of a difference's two runs go: (to a, to b), in the order a tie between plans is settled
+GROWTH = {"b": (False, True), "a": (True, False), "both": (True, True)}
+
+
+def seeds_to_decide_difference(a: np.ndarray, b: np.ndarray, grow: str = "b",
+                               most_added: int | None = None) -> tuple[int, int] | None:
+    """(seeds, runs added) at which mean(a) − mean(b) would have an interval clear of 0, if both means and
+    spreads held, adding seeds to b, to a, or to both (each at least its own count); None where no number up to
+    MAX_SEEDS would (growing one side whose partner's spread alone keeps the interval straddling 0), or none
+    adding at most `most_added` runs."""
+    if grow not in GROWTH:
+        raise ValueError(f"grow is one of {', '.join(GROWTH)}, not {grow!r}")
     difference = float(a.mean() - b.mean())
-    grow_a, grow_b = grow in ("a", "both"), grow in ("b", "both")
+    grow_a, grow_b = GROWTH[grow]
     # walked up from the start: the interval need not narrow with n (Welch's degrees of freedom fall back
     # to the fixed side's as the grown side's share of the spread vanishes)
     for n in range(max(a.size if grow_a else 0, b.size if grow_b else 0), MAX_SEEDS + 1):
+        added = (n - a.size if grow_a else 0) + (n - b.size if grow_b else 0)
+        if most_added is not None and added > most_added:
+            return None
         _, low, high = _welch(difference, _variance_of_mean(a, n if grow_a else a.size),
                               _variance_of_mean(b, n if grow_b else b.size))
         if decide(low, high) != "inconclusive":
-            return n
+            return n, added
     return None
+
+
+def cheapest_plan_to_decide_difference(a: np.ndarray, b: np.ndarray) -> tuple[str, int] | None:
+    """(the plan in GROWTH, its seeds) deciding mean(a) − mean(b) with the fewest runs added; on a tie the
+    earlier plan. A later plan only walks while it could still add fewer runs than the best so far."""
+    best = None  # (plan, seeds, runs added)
+    for grow in GROWTH:
+        found = seeds_to_decide_difference(a, b, grow, most_added=None if best is None else best[2] - 1)
+        if found is not None:
+            best = (grow, *found)
+    return None if best is None else best[:2]
 
 
 def _variance_of_mean(x: np.ndarray, n: int) -> tuple[float, int]:

@@ -172,6 +172,10 @@ def shrinkage_interval(before: np.ndarray, under: np.ndarray, paired: bool) -> t
     return stats.difference_interval(shrunk, under)
 
 
+# whose seeds a plan adds (stats.GROWTH: a is the published runs, b the hypothesis's)
+WHOSE_SEEDS = {"b": "", "a": " of the published runs", "both": " of both the published and its runs"}
+
+
 def seeds_to_decide(found: str, before: np.ndarray | None, under: np.ndarray | None, paired: bool = False) -> str:
     """For an undecided finding, the cheapest way to decide it: seeds of the hypothesis's runs, of the published
     runs, or of both, whichever adds the fewest runs ("none": no number would); empty otherwise."""
@@ -182,13 +186,11 @@ def seeds_to_decide(found: str, before: np.ndarray | None, under: np.ndarray | N
         margin = shrunk - under
         n = stats.seeds_to_decide(float(margin.mean()), float(margin.std(ddof=1)))
         return "none" if n is None else str(n)
-    plans = []  # (runs added, text); on a tie the hypothesis's own runs come first
-    for grow, whose in (("b", ""), ("a", " of the published runs"), ("both", " of both the published and its runs")):
-        n = stats.seeds_to_decide_difference(shrunk, under, grow)
-        if n is not None:
-            added = (n - under.size if grow != "a" else 0) + (n - shrunk.size if grow != "b" else 0)
-            plans.append((added, f"{n}{whose}"))
-    return min(plans, key=lambda plan: plan[0])[1] if plans else "none"
+    plan = stats.cheapest_plan_to_decide_difference(shrunk, under)
+    if plan is None:
+        return "none"
+    grow, n = plan
+    return f"{n}{WHOSE_SEEDS[grow]}"
 
 
 def show_gap(claim: dict, g: np.ndarray | None) -> str:
