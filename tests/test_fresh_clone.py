@@ -5,6 +5,7 @@ deleted output plans its job and everything downstream; reading the workflow cha
 every Snakemake command in the README dry-runs."""
 
 import itertools
+import json
 import os
 import re
 import shlex
@@ -275,8 +276,10 @@ def test_a_target_no_rule_makes_names_what_there_is(clone, target, message):
 
 
 def test_a_changed_config_says_which_keys_changed(clone):
-    """A published run whose config changed: the plan says which keys, before Snakemake's own reasons."""
-    config = clone / "configs/experiment/ladder/block.yaml"
+    """A published run whose config changed: the plan says which keys, before Snakemake's own reasons.
+    Put back, the keys composed before the edit are read again: no new composed.json (composing every
+    key afresh takes minutes)."""
+    config, composed = clone / "configs/experiment/ladder/block.yaml", clone / ".snakemake/attnlab/composed.json"
     kept = config.read_text()
     config.write_text(kept + "\ntrain:\n  lr: 0.002\n")
     try:
@@ -285,3 +288,8 @@ def test_a_changed_config_says_which_keys_changed(clone):
         config.write_text(kept)
     assert jobs["train"] == 1
     assert re.search(r"train/ladder/block/seed0: config changed: train.lr 0.001 -> 0.002", out), out[:3000]
+    states, written = json.loads(composed.read_text()), composed.stat().st_mtime_ns
+    assert len(states) >= 2
+    jobs, _ = dry_run(clone, "--config", "profile=quick")
+    assert composed.stat().st_mtime_ns == written and "train" not in jobs
+

@@ -42,20 +42,25 @@ def code_hash(*patterns: str) -> str:
 
 # Composing a config with Hydra takes ~0.3 s, and the workflow needs every run's key on every call: a
 # key once composed (and the files each module imports) is kept in .snakemake/attnlab/composed.json
-# under a hash of every config and source file, so an edit of any of them composes afresh. A config
-# that fails its checks is never kept: its error shows on every call.
+# under a hash of every config and source file, so an edit of any of them composes afresh. The last
+# few such states are kept, so an edit undone (a config tried and put back) composes nothing again.
+# A config that fails its checks is never kept: its error shows on every call.
 COMPOSED_FILE = Path(workflow.basedir, ".snakemake/attnlab/composed.json")
 COMPOSE_INPUTS = code_hash("configs/**/*.yaml", "src/attnlab/**/*.py")
+COMPOSED_STATES = 4
 
 
-def read_composed() -> dict:
+def read_composed_states() -> dict:
+    """{hash of the configs and sources: what was composed from them}, oldest first."""
     try:
-        return json.loads(COMPOSED_FILE.read_text()).get(COMPOSE_INPUTS, {})
-    except (OSError, ValueError, AttributeError):
+        states = json.loads(COMPOSED_FILE.read_text())
+    except (OSError, ValueError):
         return {}
+    return {k: v for k, v in states.items() if isinstance(v, dict)} if isinstance(states, dict) else {}
 
 
-COMPOSED = read_composed()
+STATES = read_composed_states()
+COMPOSED = dict(STATES.get(COMPOSE_INPUTS, {}))
 COMPOSED_BEFORE = dict(COMPOSED)
 
 
@@ -67,11 +72,15 @@ def composed(what: str, compute):
 
 
 def keep_composed() -> None:
-    """Called once the workflow is read: keeps what was composed afresh for the next call."""
+    """Called once the workflow is read: keeps what was composed afresh for the next call, this state
+    newest, the oldest beyond COMPOSED_STATES dropped."""
     if COMPOSED != COMPOSED_BEFORE:
+        STATES.pop(COMPOSE_INPUTS, None)
+        STATES[COMPOSE_INPUTS] = dict(sorted(COMPOSED.items()))
+        kept = dict(list(STATES.items())[-COMPOSED_STATES:])
         COMPOSED_FILE.parent.mkdir(parents=True, exist_ok=True)
         tmp = COMPOSED_FILE.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({COMPOSE_INPUTS: COMPOSED}, sort_keys=True))
+        tmp.write_text(json.dumps(kept))
         tmp.replace(COMPOSED_FILE)
 
 
