@@ -1,6 +1,10 @@
-"""Shared fixtures: a smoke-profile token cache built once per session in a temp folder."""
+"""Shared fixtures, each built once per session in a temp folder: a smoke-profile token cache, and the
+whole smoke DAG run in a copy of the repository."""
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,7 @@ from attnlab.config import compose
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_CORPUS = REPO.parent / "shared" / "data" / "tinyshakespeare" / "input.txt"
+SMOKE_SNAKEMAKE = [sys.executable, "-m", "snakemake", "--cores", "2", "--config", "profile=smoke"]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -29,3 +34,22 @@ def smoke_data(tmp_path_factory, corpus_env):
     cfg = compose(overrides)
     data.prepare(cfg.data, cfg.profile.max_chars)
     return overrides
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory, corpus_env):
+    """The smoke DAG end to end (Snakemake, 2 cores) in a copy of the repository's files, results aside:
+    minutes, so the tests that read a whole smoke build share this one."""
+    work = tmp_path_factory.mktemp("repo")
+    tracked = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout.split()
+    for name in tracked:
+        if name.startswith(("results/", "figures/")) or not (REPO / name).is_file():
+            continue
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, work / name)
+    # the copy's own attnlab, not the installed checkout's (the copy has no .git: its runs record no commit)
+    result = subprocess.run(SMOKE_SNAKEMAKE, cwd=work, capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(work / "src")})
+    assert result.returncode == 0, result.stderr[-4000:]
+    return work

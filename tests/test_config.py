@@ -1,6 +1,7 @@
 """Config composition: every experiment composes into a valid model; the ladder ends at the default."""
 
 import json
+import re
 
 import pytest
 from omegaconf import OmegaConf
@@ -119,3 +120,13 @@ def test_every_published_run_keeps_its_hash():
 def test_bad_throughput_settings_name_the_value(override, message):
     with pytest.raises(ConfigError, match=message):
         compose(["profile=smoke", override])
+
+
+def test_every_row_given_more_seeds_is_in_the_readmes_seeds_table():
+    """configs/pipeline.yaml's seeds_per_run (full) and the README's "Seeds per row" table name the same
+    runs with the same counts: the table is where each count's reason lives."""
+    counts = OmegaConf.load(ROOT / "configs/pipeline.yaml").seeds_per_run.full
+    readme = (ROOT / "README.md").read_text()
+    listed = {name: int(seeds) for names, seeds in re.findall(r"^\| ((?:`[^`]+/[^`]+`(?:, )?)+) \| (\d+) \|", readme, re.M)
+              for name in re.findall(r"`([^`]+)`", names)}
+    assert listed == dict(counts)

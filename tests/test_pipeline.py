@@ -1,4 +1,4 @@
-"""The smoke DAG end to end, in a copy of the repository: every registered table and figure
+"""The smoke DAG end to end, in a copy of the repository (conftest's smoke_run): every registered table and figure
 is produced, the reader's report reads in a browser, and a second invocation has nothing left to do."""
 
 import html
@@ -16,27 +16,17 @@ import pytest
 pytestmark = pytest.mark.slow  # the smoke DAG end to end: minutes
 
 REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = [sys.executable, "-m", "snakemake", "--cores", "2", "--config", "profile=smoke"]
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--cores", "2", "--config", "profile=smoke"]  # as conftest's smoke_run
 
 
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    work = tmp_path_factory.mktemp("repo")
-    tracked = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
-                             capture_output=True, text=True, check=True).stdout.split()
-    for name in tracked:
-        if name.startswith(("results/", "figures/")) or not (REPO / name).is_file():
-            continue
-        (work / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / name, work / name)
-    result = subprocess.run(SNAKEMAKE, cwd=work, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-4000:]
-    return work
+def own_code(work: Path) -> dict:
+    """The environment that makes Snakemake's jobs in the copy import the copy's attnlab, as smoke_run's did."""
+    return {**os.environ, "PYTHONPATH": str(work / "src")}
 
 
 def listed_rules(work) -> list[str]:
     return subprocess.run([*SNAKEMAKE, "--list-target-rules"], cwd=work, capture_output=True, text=True,
-                          check=True).stdout.split()
+                          check=True, env=own_code(work)).stdout.split()
 
 
 def test_every_table_and_figure_is_written(smoke_run):
@@ -61,10 +51,12 @@ def test_smoke_tables_hold_real_numbers(smoke_run):
 
 
 def test_rerun_has_nothing_to_do_and_snakemakes_report_builds(smoke_run):
-    dry = subprocess.run([*SNAKEMAKE, "-n"], cwd=smoke_run, capture_output=True, text=True, check=True)
+    dry = subprocess.run([*SNAKEMAKE, "-n"], cwd=smoke_run, env=own_code(smoke_run), capture_output=True, text=True,
+                         check=True)
     assert "Nothing to be done" in dry.stdout + dry.stderr
     report = smoke_run / "results/smoke/snakemake_report.html"
-    subprocess.run([*SNAKEMAKE, "--report", str(report)], cwd=smoke_run, capture_output=True, text=True, check=True)
+    subprocess.run([*SNAKEMAKE, "--report", str(report)], cwd=smoke_run, env=own_code(smoke_run), capture_output=True,
+                   text=True, check=True)
     assert report.stat().st_size > 10_000
 
 
@@ -151,7 +143,7 @@ def test_an_override_is_a_variant_beside_the_published_results(smoke_run):
                 if p.is_file() and "variants" not in p.parts}
     before = published()
     result = subprocess.run([*SNAKEMAKE, "override=ladder/average: train.lr=3e-3"], cwd=smoke_run,
-                            capture_output=True, text=True)
+                            env=own_code(smoke_run), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-4000:]
     assert published() == before
 
@@ -165,7 +157,8 @@ def test_an_override_is_a_variant_beside_the_published_results(smoke_run):
     assert f"Variant **{label}**" in (variant / "claims.md").read_text()
     assert label in (variant / "report.html").read_text()
 
-    dry = subprocess.run([*SNAKEMAKE, "-n"], cwd=smoke_run, capture_output=True, text=True, check=True)
+    dry = subprocess.run([*SNAKEMAKE, "-n"], cwd=smoke_run, env=own_code(smoke_run), capture_output=True, text=True,
+                         check=True)
     assert "Nothing to be done" in dry.stdout + dry.stderr
     assert variant.is_dir()
 
@@ -179,10 +172,10 @@ def test_seeds_without_results_train_together_when_asked(smoke_run):
     seed0 = (runs / "seed0/metrics.json").read_bytes()
     targets = [f"results/smoke/runs/ladder/block/seed{k}/metrics.json" for k in (1, 2)]
     plan = subprocess.run([*SNAKEMAKE, "seed_batch=2", more, "-n", "--", *targets], cwd=smoke_run,
-                          capture_output=True, text=True, check=True).stdout
+                          env=own_code(smoke_run), capture_output=True, text=True, check=True).stdout
     assert "train_seeds_ladder_block_1_2" in plan and "\nrule train:" not in plan
     result = subprocess.run([*SNAKEMAKE, "seed_batch=2", more, "--", *targets], cwd=smoke_run,
-                            capture_output=True, text=True)
+                            env=own_code(smoke_run), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-4000:]
     for k in (1, 2):
         metrics = json.loads((runs / f"seed{k}/metrics.json").read_text())
@@ -190,6 +183,6 @@ def test_seeds_without_results_train_together_when_asked(smoke_run):
         (key,) = (smoke_run / f"results/smoke/stamps/train/ladder/block/seed{k}").glob("*.key")
         assert key.stem == metrics["config_hash"]
     assert (runs / "seed0/metrics.json").read_bytes() == seed0
-    dry = subprocess.run([*SNAKEMAKE, more, "-n", "--", *targets], cwd=smoke_run, capture_output=True, text=True,
-                         check=True)
+    dry = subprocess.run([*SNAKEMAKE, more, "-n", "--", *targets], cwd=smoke_run, env=own_code(smoke_run),
+                         capture_output=True, text=True, check=True)
     assert "Nothing to be done" in dry.stdout + dry.stderr
