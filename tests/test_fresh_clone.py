@@ -106,8 +106,9 @@ def test_a_table_asked_for_alone_retrains_the_runs_whose_key_changed(clone):
 def test_a_family_is_forced_through_snakemake(clone):
     """The README's way to rerun runs although nothing changed: --forcerun names their files."""
     metrics = sorted(str(p.relative_to(clone)) for p in clone.glob("results/quick/runs/norm/*/seed*/metrics.json"))
+    one_per_config = len([p for p in (clone / "configs/experiment/norm").glob("*.yaml") if not p.name.startswith("_")])  # quick trains seed 0 of each
     jobs, _ = dry_run(clone, "--forcerun", *metrics, "--config", "profile=quick")
-    assert jobs["train"] == len(metrics) == 6 and "table_norm_warmup" in jobs and "table_ladder" not in jobs
+    assert jobs["train"] == len(metrics) == one_per_config and "table_norm_warmup" in jobs and "table_ladder" not in jobs
 
 
 def test_a_deleted_run_plans_the_run_and_everything_downstream(clone):
