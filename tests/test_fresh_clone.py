@@ -179,6 +179,7 @@ def test_every_lint_warning_left_has_its_reason_beside_it(clone):
     ("override=train.lr=1", r"expected '<scope>: <hydra override> ...'"),
     ("override=ladder/average: train.lr=-1", r"train.lr=-1 must be a number > 0"),
     ("override=ladder/average: trian.lr=1", r"unknown option 'trian.lr'"),
+    ("override=ladder/average: seed=7", r"a run's seeds are not overridden; choose them with seeds=N"),
 ])
 def test_bad_options_are_refused_naming_what_is_allowed(clone, option, message):
     result = snakemake(clone, "-n", "--cores", "1", "--config", "profile=quick", option)

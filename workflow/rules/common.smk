@@ -1,6 +1,7 @@
 # Shared by every rule: the pipeline's options, run paths and hashes, the table registry, and the
 # stamps that decide which jobs run.
 # --lint 'mixed rules and functions': the shared functions live here, with rule key, which every job reads.
+import copy
 import functools
 import hashlib
 import json
@@ -150,7 +151,10 @@ def parse_overrides(value) -> list[tuple[str, list[str]]]:
         if not str(scope).strip() or not str(rest or "").strip():
             raise WorkflowError(f"override={value!r}: expected '<scope>: <hydra override> ...', "
                                 "e.g. override='ladder/average: train.lr=3e-3'")
-        parsed.append((check_scope(str(scope).strip(), "override"), shlex.split(str(rest))))
+        given = shlex.split(str(rest))
+        if any(o.split("=")[0].lstrip("+~") == "seed" for o in given):
+            raise WorkflowError(f"override={value!r}: a run's seeds are not overridden; choose them with seeds=N")
+        parsed.append((check_scope(str(scope).strip(), "override"), given))
     return parsed
 
 
@@ -290,17 +294,31 @@ def run_dir(home: str, run: str, seed) -> str:
     return f"{home}/runs/{run}/seed{seed}"
 
 
-def run_key(run: str, seed: int, overrides: list) -> str:
-    """The hash of the config `python -m attnlab.train experiment=run profile=... seed=... <overrides>`
-    composes, once it passed the checks every run makes."""
-    def compute():
-        cfg = compose([f"experiment={run}", f"profile={PROFILE}", f"seed={seed}", *overrides])
-        check_train(cfg)
-        model_config(cfg)  # a bad override stops here, before any job runs
-        return config_hash(cfg)
+# Composing takes ~0.2 s and the full profile has hundreds of seeds: each run is composed once and a
+# seed's config is that one with its seed set. The configs use the seed as a value only (no group or
+# interpolation reads it), so the keys equal composing with seed=k, as a fresh clone's check of every
+# published key shows (tests/test_fresh_clone.py).
+def seeded(cfg, seed: int):
+    cfg = copy.deepcopy(cfg)
+    cfg.seed = seed
+    return cfg
 
+
+@functools.cache
+def run_config(run: str, overrides: tuple):
+    """The config `python -m attnlab.train experiment=run profile=... <overrides>` composes, once it
+    passed the checks every run makes."""
+    cfg = compose([f"experiment={run}", f"profile={PROFILE}", *overrides])
+    check_train(cfg)
+    model_config(cfg)  # a bad override stops here, before any job runs
+    return cfg
+
+
+def run_key(run: str, seed: int, overrides: list) -> str:
+    """The hash of the config `python -m attnlab.train experiment=run profile=... seed=... <overrides>` composes."""
     try:
-        return composed(digest("train", run, PROFILE, seed, overrides), compute)
+        return composed(digest("train", run, PROFILE, seed, overrides),
+                        lambda: config_hash(seeded(run_config(run, tuple(overrides)), seed)))
     except ConfigError as e:
         raise WorkflowError(f"override for {run}: {e}")
 

@@ -32,13 +32,19 @@ def winograd_seeds(version: str, model: str, variant: bool = False) -> list[int]
 
 
 @functools.cache
+def winograd_config(run: str, overrides: tuple):
+    """A Winograd run's config, composed once for all its seeds (see seeded)."""
+    return compose_run(run, [f"profile={PROFILE}", *overrides])
+
+
+@functools.cache
 def winograd_step(version: str, model: str, seed: int, variant: bool = False) -> Step:
     """One Winograd run: its key is the hash of its composed config (a variant's overrides included)."""
     run = f"{version}_{model}"
     overrides = overrides_of(f"winograd/{run}") if variant else []
     try:
-        key = composed(digest("winograd", run, PROFILE, seed, overrides), lambda: config_hash(
-            compose_run(run, [f"profile={PROFILE}", f"seed={seed}", *overrides])))
+        key = composed(digest("winograd", run, PROFILE, seed, overrides),
+                       lambda: config_hash(seeded(winograd_config(run, tuple(overrides)), seed)))
     except ConfigError as e:
         raise WorkflowError(f"winograd run {run}: {e}")
     home = RESULTS if not overrides and seed in winograd_seeds(version, model) else VARIANT_DIR
