@@ -34,7 +34,7 @@ times: .snakemake/times
 	$(BIN)/snakemake --touch --cores 1 --config profile=full
 	mkdir -p .snakemake && touch $@
 
-reproduce: env times  ## every table, figure, the ledger and report.html at the chapter's settings (hours on a 2-core CPU)
+reproduce: env times  ## every table, figure, the ledger and report.html at the chapter's settings (from scratch: ~64 CPU-hours, ~1 h on a GPU)
 	$(BIN)/snakemake --cores $(CORES) --config profile=full
 	$(BIN)/snakemake --report results/full/snakemake_report.html --config profile=full
 
