@@ -37,3 +37,18 @@ def test_the_table_orders_the_modes_and_keeps_what_was_measured(rows, tmp_path):
     assert [c for c in df.columns if not is_timing(c)] == ["setting", "n_blocks", "batch_size", "seed_batch", "compiled",
                                                          "precision", "threads", "run_steps", "runs", "steps",
                                                          "device", "torch"]
+
+
+def test_the_gpu_measurements_groups_share_one_baseline():
+    """runs_per_hour_gpu measures its groups one after another; a group without the one-seed, uncompiled
+    float32 mode is judged against the group that has it (here on the CPU: the same code)."""
+    from attnlab.measure.runs_per_hour_gpu import measure_groups
+
+    settings = {"groups": [{"experiments": ["ladder/block"], "seed_batches": [1], "compile": [False],
+                            "precisions": ["float32"]},
+                           {"experiments": ["ladder/block"], "seed_batches": [2], "compile": [False],
+                            "precisions": ["float32"]}],
+                "threads": 1, "repeats": 1, "steps": 1, "device": "cpu"}
+    one, two = measure_groups("smoke", settings)
+    assert (one["seed_batch"], two["seed_batch"]) == (1, 2) and one["vs_separate"] == 1
+    assert two["vs_separate"] == pytest.approx(two["runs_per_hour"] / one["runs_per_hour"])
