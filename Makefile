@@ -14,7 +14,7 @@ ifneq ($(SHARED_CORPUS),)
 export ATTNLAB_CORPUS ?= $(abspath $(SHARED_CORPUS))
 endif
 
-.PHONY: reproduce quick smoke test test-fast report env times clean-smoke ablate table variants
+.PHONY: reproduce quick smoke test test-fast report env clean-smoke ablate table variants
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,20 +25,11 @@ $(BIN)/snakemake: pyproject.toml
 
 env: $(BIN)/snakemake
 
-# Once after a clone: git gives every file the time of the checkout, and Snakemake compares file
-# times, so the published results would look older than what they read. --touch puts them in the
-# DAG's order; a missing file (a changed key, a deleted output) stays missing and still runs.
-times: .snakemake/times
-.snakemake/times: | env
-	$(BIN)/snakemake --touch --cores 1 --config profile=quick
-	$(BIN)/snakemake --touch --cores 1 --config profile=full
-	mkdir -p .snakemake && touch $@
-
-reproduce: env times  ## every table, figure, the ledger and report.html at the chapter's settings (from scratch: ~64 CPU-hours, ~1 h on a GPU)
+reproduce: env  ## every table, figure, the ledger and report.html at the chapter's settings (from scratch: ~64 CPU-hours, ~1 h on a GPU)
 	$(BIN)/snakemake --cores $(CORES) --config profile=full
 	$(BIN)/snakemake --report results/full/snakemake_report.html --config profile=full
 
-quick: env times  ## the same DAG with a tenth of the budgets
+quick: env  ## the same DAG with a tenth of the budgets
 	$(BIN)/snakemake --cores $(CORES) --config profile=quick
 	$(BIN)/snakemake --report results/quick/snakemake_report.html --config profile=quick
 
@@ -55,11 +46,11 @@ test-fast: env  ## the tests that run in-process: under a minute, for the edit-t
 # runs, the tables and figures that read them with the published rows beside, its ledger and report):
 #   make ablate RUN=ladder/average OVERRIDE='train.lr=3e-3' PROFILE=quick
 PROFILE ?= full
-ablate: env times
+ablate: env
 	@test -n "$(RUN)" -a -n "$(OVERRIDE)" || { echo "usage: make ablate RUN=<run or family> OVERRIDE='<hydra overrides>' [PROFILE=quick]"; exit 2; }
 	$(BIN)/snakemake --cores $(CORES) --config profile=$(PROFILE) 'override=$(RUN): $(OVERRIDE)'
 
-table: env times  ## one table and what it reads: make table ID=ladder [PROFILE=quick]
+table: env  ## one table and what it reads: make table ID=ladder [PROFILE=quick]
 	@test -n "$(ID)" || { echo "usage: make table ID=<table id> [PROFILE=quick]"; exit 2; }
 	$(BIN)/snakemake --cores $(CORES) --config profile=$(PROFILE) table_$(ID)
 

@@ -9,7 +9,7 @@ SCALING = f"{RESULTS}/measure/attention_scaling"
 SCALING_SETTINGS = composed(f"attention_scaling {PROFILE}", lambda: load_settings(PROFILE))
 
 
-SCALING_CODE = module_code("attnlab.measure.attention_scaling")
+SCALING_CODE = measurement_code("attnlab.measure.attention_scaling")
 
 
 def scaling_step(path: str) -> Step:

@@ -92,6 +92,13 @@ def module_code(*modules: str, files: tuple = ()) -> str:
     return code_hash(*sorted({p for m in modules for p in module_files(m)}), *files)
 
 
+def measurement_code(module: str, files: tuple = ()) -> str:
+    """A measurement's code: the files of attnlab/measure/ its module runs, and other files it reads. The
+    model and training code it calls are left out, as a run's key leaves them out: an edit there must
+    not silently invalidate hours of published measurements (force one: -R measure_<name>)."""
+    return code_hash(*[p for p in module_files(module) if p.startswith("src/attnlab/measure/")], *files)
+
+
 def module_files(module: str) -> list[str]:
     """The files a module runs, relative to the repository (composed.json keeps them: reading the
     imports of every module took seconds)."""
@@ -207,7 +214,7 @@ HOME_PATTERN = "|".join(re.escape(h) for h in HOMES)  # a rule's {home}: the pub
 #   key changed.
 # The default target asks for every job's outputs and key file. The key is in a path because a path
 # is what a clone keeps: file times and .snakemake/ records are not (profiles/default keeps Snakemake
-# from reading those records; `make times` puts a clone's file times in order). Deleting an output
+# from reading those records; costly jobs read by key alone, read_by_key). Deleting an output
 # reruns its job and what reads it; `snakemake -R <rule or file>` forces a job (README: What reruns
 # a job).
 @dataclass(eq=False)
@@ -234,9 +241,23 @@ class Step:
         return f"{self.home}/stamps/{self.job}/{self.key}.key"
 
     def rule_inputs(self) -> dict:
-        """The rule's input: what the job reads, and its own key file or those of the jobs it reads from."""
-        keys = sorted(s.key_file for s in self.upstream) if self.writes_key else [self.key_file]
-        return {**self.inputs, "key_files": keys}
+        """The rule's input: what the job reads, and its own key file or those of the jobs it reads from.
+        A job that reads its own key (a run, a measurement, a data stage, the Winograd split: hours of
+        work, or what every run reads) reads everything by key alone (read_by_key)."""
+        if self.writes_key:  # a key file's name is its content: its time says nothing
+            return {**self.inputs, "key_files": [read_by_key(s.key_file) for s in sorted(self.upstream, key=lambda s: s.key_file)]}
+        return {name: [read_by_key(p) for p in paths] for name, paths in {**self.inputs, "key_files": [self.key_file]}.items()}
+
+
+# A clone gives every file the time of its checkout, in path order, so file times say nothing about what
+# was built from what. A costly job's inputs are therefore ancient() to Snakemake: their times never rerun
+# it; a missing output or input, a new key (a missing key file) and a forced upstream job still do. Forced
+# (-R, -F, --forcerun) is read here because Snakemake does not pass a forced job on through an ancient input.
+# Called from input functions: Snakemake knows what is forced once the workflow is read.
+def read_by_key(path: str):
+    producer = "key" if "/stamps/" in path else STEPS[path].job.split("/")[0] if path in STEPS else None
+    forced = workflow.dag_settings.forcerun
+    return path if workflow.dag_settings.forceall or producer in forced or path in forced else ancient(path)
 
 
 STEPS = {}  # output path -> Step
@@ -335,7 +356,7 @@ def train_step(run: str, seed: int, variant: bool = False) -> Step:
                          [f"{folder}/{name}" for name in RUN_FILES],
                          # the token cache is rebuilt by a run that misses it; the run's key holds the data
                          # config, so the record's time is no reason to retrain
-                         {"tokens": [ancient(TOKENS_RECORD)]},
+                         {"tokens": [TOKENS_RECORD]},
                          home=home))
 
 

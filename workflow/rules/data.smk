@@ -18,18 +18,13 @@ def data_step(stage: str) -> Step:
                          {s: list(DATA_STAGES[s].values())[:1] for s in earlier}))
 
 
-def by_key_only(inputs: dict) -> dict:
-    """What a stage reads, as ancient: a file's time never reruns a stage, a new key (a missing key
-    file) does. A job that found no cache rebuilt all three stages after the committed record and key
-    files, and those times must not rerun the record and, through it, every run."""
-    return {name: [ancient(p) for p in paths] for name, paths in inputs.items()}
-
+DATA_STEPS = {stage: data_step(stage) for stage in DATA_STAGES}  # registered now: tables read their keys
 
 for _stage in DATA_STAGES:
 
     rule:
         name: _stage
-        input: **by_key_only(data_step(_stage).rule_inputs())
+        input: unpack(lambda w, _stage=_stage: DATA_STEPS[_stage].rule_inputs())
         output: **DATA_STAGES[_stage]
         params:
             stage=_stage,

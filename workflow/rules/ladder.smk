@@ -9,7 +9,7 @@ add_table("ladder", runs=runs_of(LADDER))
 add_table("depth_overfit", runs=runs_of(DEPTH_OVERFIT))
 
 # The analytic demonstrations: no training, the same numbers in every profile; an edit to the
-# measurement or to the model reruns them.
+# measurement reruns them (to the model: -R measure_analytic).
 
 
 def analytic_step(name: str) -> Step:
@@ -17,7 +17,7 @@ def analytic_step(name: str) -> Step:
                          [f"{RESULTS}/measure/{name}/result.json"]))
 
 
-ANALYTIC_CODE = module_code("attnlab.measure.analytic")
+ANALYTIC_CODE = measurement_code("attnlab.measure.analytic")
 
 
 rule measure_analytic:

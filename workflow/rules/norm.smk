@@ -7,11 +7,11 @@ GRAD_NORMS = f"{RESULTS}/measure/norm_grad_init/grad_norms.csv"
 # the measured models are those of the training runs: their model configs are part of the key
 GRAD_NORMS_STEP = register(Step(
     "measure_norm_grad_init",
-    digest(module_code("attnlab.measure.grad_norms"), dict(PROFILE_CONFIG.measure.norm_grad_init),
+    digest(measurement_code("attnlab.measure.grad_norms"), dict(PROFILE_CONFIG.measure.norm_grad_init),
            [composed(f"norm model {n} {PROFILE}", lambda: config_hash(compose([f"experiment=norm/{n}_no_warmup",
                                                                                f"profile={PROFILE}"]).model))
             for n in ("pre", "post")]),
-    [GRAD_NORMS], {"tokens": [ancient(TOKENS_RECORD)]}))  # as a run reads it
+    [GRAD_NORMS], {"tokens": [TOKENS_RECORD]}))
 
 
 rule measure_norm_grad_init:

@@ -43,7 +43,7 @@ for _ledger, _plot, _report in [sink_steps(False)] + ([sink_steps(True)] if VARI
 
     rule:
         name: f"{_prefix}claims"
-        input: **_ledger.rule_inputs()
+        input: unpack(lambda w, step=_ledger: step.rule_inputs())
         output: csv=_ledger.outputs[0], md=_ledger.outputs[1], key=_ledger.key_file
         params:
             claims=CLAIMS_FILE,
@@ -61,7 +61,7 @@ for _ledger, _plot, _report in [sink_steps(False)] + ([sink_steps(True)] if VARI
 
     rule:
         name: f"{_prefix}claims_plot"
-        input: **_plot.rule_inputs()
+        input: unpack(lambda w, step=_plot: step.rule_inputs())
         output:
             png=report(_plot.outputs[0], caption="../report/claims.rst", category="Claims ledger"),
             svg=_plot.outputs[1],
@@ -76,7 +76,7 @@ for _ledger, _plot, _report in [sink_steps(False)] + ([sink_steps(True)] if VARI
 
     rule:
         name: f"{_prefix}report"
-        input: **_report.rule_inputs()
+        input: unpack(lambda w, step=_report: step.rule_inputs())
         output:
             html=report(_report.outputs[0], caption="../report/claims.rst", category="Claims ledger"),
             key=_report.key_file,
@@ -100,7 +100,7 @@ if PROFILE == "full":
                                 {"ledger": CLAIMS_STEP.outputs[:1], **_links}, writes_key=True))
 
     rule readme_results:
-        input: **README_STEP.rule_inputs()
+        input: unpack(lambda w, step=README_STEP: step.rule_inputs())
         output: md=f"{RESULTS}/readme_results.md", key=README_STEP.key_file
         params: links=named_args(_links), key=README_STEP.key
         resources: mem_mb=1000, runtime=5

@@ -6,7 +6,7 @@ from attnlab.families.scale import RUNAWAY_UNSTATED, SCALE_TRAINING, SCORE_RUNAW
 
 SCALE_SETTINGS = "configs/measure/scale.yaml"
 # an edit of the settings or of the measuring code reruns both measurements
-RANDOM_ROWS_CODE = module_code("attnlab.measure.random_rows", files=(SCALE_SETTINGS,))
+RANDOM_ROWS_CODE = measurement_code("attnlab.measure.random_rows", files=(SCALE_SETTINGS,))
 
 
 RANDOM_ROWS = {"score_variance": "pairs", "random_rows": "rows"}  # measurement -> its CSV's name

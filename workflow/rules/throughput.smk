@@ -20,7 +20,7 @@ def measured_experiments(names) -> list[str]:
 
 @functools.cache
 def throughput_step() -> Step:
-    key = digest(module_code("attnlab.measure.throughput"), OmegaConf.to_container(THROUGHPUT_SETTINGS),
+    key = digest(measurement_code("attnlab.measure.throughput"), OmegaConf.to_container(THROUGHPUT_SETTINGS),
                  measured_experiments(THROUGHPUT_SETTINGS.experiments))
     return register(Step("measure_throughput", key, [THROUGHPUT]))
 
@@ -50,7 +50,7 @@ RUNS_PER_HOUR_SETTINGS = PROFILE_CONFIG.measure.runs_per_hour
 
 @functools.cache
 def runs_per_hour_step() -> Step:
-    key = digest(module_code("attnlab.measure.runs_per_hour"), OmegaConf.to_container(RUNS_PER_HOUR_SETTINGS),
+    key = digest(measurement_code("attnlab.measure.runs_per_hour"), OmegaConf.to_container(RUNS_PER_HOUR_SETTINGS),
                  measured_experiments(RUNS_PER_HOUR_SETTINGS.experiments))
     return register(Step("measure_runs_per_hour", key, [RUNS_PER_HOUR]))
 

@@ -71,8 +71,9 @@ for _run, _group in ((run, group) for run in EXPERIMENTS if SEED_BATCH > 1 for g
         # --lint 'absolute path': a run name's separator, made a rule name's underscore
         name: f"train_seeds_{_run.replace('/', '_')}_{_group[0]}_{_group[-1]}"
         input:
-            tokens=ancient(TOKENS_RECORD),
-            key_files=[train_step(_run, seed).key_file for seed in _group],
+            unpack(lambda w, _run=_run, _group=_group: {
+                "tokens": read_by_key(TOKENS_RECORD),
+                "key_files": [read_by_key(train_step(_run, seed).key_file) for seed in _group]}),
         output:
             [path for seed in _group for path in train_step(_run, seed).outputs],
         threads: config.get("train_threads", 1)
