@@ -1,7 +1,11 @@
 """Config composition: every experiment composes into a valid model; the ladder ends at the default."""
 
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 
 import pytest
 from omegaconf import OmegaConf
@@ -130,3 +134,20 @@ def test_every_row_given_more_seeds_is_in_the_readmes_seeds_table():
     listed = {name: int(seeds) for names, seeds in re.findall(r"^\| ((?:`[^`]+/[^`]+`(?:, )?)+) \| (\d+) \|", readme, re.M)
               for name in re.findall(r"`([^`]+)`", names)}
     assert listed == dict(counts)
+
+
+def root_seen_from(folder) -> subprocess.CompletedProcess:
+    """What attnlab.config takes as the repository when a command starts in `folder` (the package
+    imported from this checkout, as a virtual environment built here would)."""
+    return subprocess.run([sys.executable, "-c", "from attnlab.config import ROOT; print(ROOT)"], cwd=folder,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+
+
+def test_the_repository_is_where_the_command_runs_not_where_the_package_is(tmp_path):
+    other = tmp_path / "other_clone"
+    shutil.copytree(ROOT / "configs", other / "configs")
+    (other / "results").mkdir()
+    found = root_seen_from(other / "results")  # a subfolder of another checkout
+    assert found.stdout.strip() == str(other) and f"configs and results from {other}" in found.stderr
+    outside = root_seen_from(tmp_path)
+    assert outside.returncode != 0 and outside.stderr.strip().startswith(f"error: {tmp_path} is in no attnlab repository")

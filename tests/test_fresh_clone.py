@@ -125,6 +125,24 @@ def test_a_deleted_run_plans_the_run_and_everything_downstream(clone):
     assert {"table_ladder", "figure_ladder", "table_depth_overfit", "claims", "report"} <= set(jobs), jobs
 
 
+@pytest.mark.parametrize("name, cut", [("metrics.json", 97), ("curve.csv", 500)])
+def test_a_damaged_published_file_stops_the_plan_naming_it_and_nothing_is_deleted(clone, name, cut):
+    damaged = clone / "results/quick/runs/ladder/block/seed0" / name
+    kept = damaged.read_bytes()
+    damaged.write_bytes(kept[:cut])
+    before = snapshot(clone / "results/quick")
+    try:
+        result = snakemake(clone, "--cores", "1", "--config", "profile=quick")
+        after = snapshot(clone / "results/quick")
+    finally:
+        damaged.write_bytes(kept)
+    relative = damaged.relative_to(clone)
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("error:")]
+    assert result.returncode != 0 and len(lines) == 1, result.stderr[-2000:]
+    assert f"{relative} is damaged" in lines[0] and f"git checkout -- {relative}" in lines[0]
+    assert "Traceback" not in result.stderr and after == before
+
+
 def test_a_forced_table_plans_its_figure_ledger_and_report(clone):
     jobs, _ = dry_run(clone, "-R", "table_ladder", "--config", "profile=quick")
     assert set(jobs) == {"table_ladder", "figure_ladder", "claims", "claims_plot", "report", "all"}, jobs

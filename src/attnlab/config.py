@@ -8,15 +8,32 @@ import json
 import os
 import re
 import subprocess
+import sys
 import typing
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from attnlab.model import PRECISIONS, ModelConfig
 
-ROOT = Path(__file__).resolve().parents[2]
+def find_root() -> Path:
+    """The repository a command works in: the nearest folder at or above the working directory that
+    holds configs/config.yaml. Not where the package was installed from: a virtual environment built
+    in another checkout must not read that checkout's configs or write its results."""
+    here = Path.cwd().resolve()
+    root = next((f for f in (here, *here.parents) if (f / "configs" / "config.yaml").is_file()), None)
+    if root is None:
+        raise SystemExit(f"error: {here} is in no attnlab repository (no configs/config.yaml here or above it); "
+                         "run from inside a clone")
+    installed = Path(__file__).resolve().parents[2]
+    if installed != root:
+        print(f"note: configs and results from {root}; the attnlab code from {installed}", file=sys.stderr)
+    return root
+
+
+ROOT = find_root()
 CONFIG_DIR = ROOT / "configs"
+# the model (and torch) is imported where a model setting is checked, not here: Snakemake reads the
+# workflow through this module, and planning needs no torch
 # Settings that change how fast a run goes, where verified data comes from or how many seeds the
 # pipeline trains, not what one run computes.
 NOT_HASHED = ("train.threads", "train.device", "train.seed_batch", "train.compile",
@@ -89,6 +106,7 @@ def check_profile(p: DictConfig) -> None:
                           "must be whole numbers >= 1")
     if not runs.compile or not all(isinstance(c, bool) for c in runs.compile):
         raise ConfigError(f"profile.measure.runs_per_hour.compile={list(runs.compile)} must be true and/or false")
+    from attnlab.model import PRECISIONS
     if not runs.precisions or not set(runs.precisions) <= set(PRECISIONS):
         raise ConfigError(f"profile.measure.runs_per_hour.precisions={list(runs.precisions)} "
                           f"must be among {list(PRECISIONS)}")
@@ -187,6 +205,7 @@ def scaled(cfg: DictConfig, steps: int) -> int:
 
 def _check_types(values: dict) -> None:
     """Each model setting has its field's type (a bool is not a number here)."""
+    from attnlab.model import ModelConfig
     for name, hint in typing.get_type_hints(ModelConfig).items():
         if name not in values:
             continue
@@ -198,7 +217,8 @@ def _check_types(values: dict) -> None:
             raise ConfigError(f"model.{name}={value!r} has the wrong type; allowed: {names}")
 
 
-def model_config(cfg: DictConfig) -> ModelConfig:
+def model_config(cfg: DictConfig) -> "ModelConfig":
+    from attnlab.model import ModelConfig
     values = OmegaConf.to_container(cfg.model, resolve=True)
     _check_types(values)
     try:
@@ -219,6 +239,7 @@ def check_train(cfg: DictConfig) -> None:
         raise ConfigError(f"train.lr={t.lr!r} must be a number > 0")
     if t.schedule not in ("constant", "cosine"):
         raise ConfigError(f"train.schedule={t.schedule!r} is not one of ['constant', 'cosine']")
+    from attnlab.model import PRECISIONS
     if t.precision not in PRECISIONS:
         raise ConfigError(f"train.precision={t.precision!r} is not one of {list(PRECISIONS)}")
     if t.device not in ("auto", "cpu", "cuda", "mps"):

@@ -2,6 +2,7 @@
 # stamps that decide which jobs run.
 # --lint 'mixed rules and functions': the shared functions live here, with rule key, which every job reads.
 import copy
+import difflib
 import functools
 import hashlib
 import json
@@ -10,11 +11,11 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
 import yaml
 from omegaconf import OmegaConf
-from snakemake.exceptions import WorkflowError
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 from attnlab.families import runs_of
@@ -27,6 +28,12 @@ from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose,
 # and each job runs its `python`, otherwise the interpreter running Snakemake (the project's .venv).
 ENVIRONMENT = "../../environment.yml"  # relative to workflow/rules/, where every rule lives
 PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
+
+
+def refuse(message: str):
+    """Stop with one line of ours naming what is wrong and what is allowed: Snakemake prints a
+    WorkflowError with its frames, a SystemExit as it is."""
+    raise SystemExit(f"error: {message}")
 
 
 def digest(*parts) -> str:
@@ -116,19 +123,19 @@ OPTIONS = {
 }
 _unknown = sorted(set(config) - set(OPTIONS))
 if _unknown:
-    raise WorkflowError(f"unknown --config option(s) {_unknown}; allowed: " +
+    refuse(f"unknown --config option(s) {_unknown}; allowed: " +
                         "; ".join(f"{k} ({v})" for k, v in OPTIONS.items()))
 PROFILES = sorted(p.stem for p in (CONFIG_DIR / "profile").glob("*.yaml"))
 PROFILE = str(config.get("profile", "full"))
 if PROFILE not in PROFILES:
-    raise WorkflowError(f"unknown profile {PROFILE!r}; allowed: {PROFILES} (--config profile=...)")
+    refuse(f"unknown profile {PROFILE!r}; allowed: {PROFILES} (--config profile=...)")
 PROFILE_CONFIG = OmegaConf.create(composed(f"profile {PROFILE}",
                                            lambda: OmegaConf.to_container(compose([f"profile={PROFILE}"]).profile)))
 try:
     SEEDS = list(range(int(config.get("seeds", PROFILE_CONFIG.seeds))))
     assert SEEDS
 except (ValueError, AssertionError):
-    raise WorkflowError(f"seeds={config.get('seeds')!r} must be a whole number >= 1")
+    refuse(f"seeds={config.get('seeds')!r} must be a whole number >= 1")
 RESULTS, FIGURES = f"results/{PROFILE}", f"figures/{PROFILE}"
 CLAIMS_FILE = "configs/claims.yaml"  # the chapter's numbers: the ledger judges them, the figures draw them
 EXPERIMENTS = experiments()
@@ -145,7 +152,9 @@ def in_scope(scope: str, run: str) -> bool:
 def check_scope(scope: str, option: str) -> str:
     if not any(in_scope(scope, run) for run in RUN_NAMES):
         families = sorted({r.split("/")[0] for r in RUN_NAMES})
-        raise WorkflowError(f"{option}: {scope!r} names no run; allowed: all, a family {families} or a run {RUN_NAMES}")
+        near = difflib.get_close_matches(scope, ["all", *families, *RUN_NAMES], n=1)
+        refuse(f"{option}: {scope!r} names no run{f'; did you mean {near[0]!r}?' if near else ''} "
+               f"Allowed: all, a family {families} or a run {RUN_NAMES}")
     return scope
 
 
@@ -156,11 +165,11 @@ def parse_overrides(value) -> list[tuple[str, list[str]]]:
     parsed = []
     for scope, rest in items:
         if not str(scope).strip() or not str(rest or "").strip():
-            raise WorkflowError(f"override={value!r}: expected '<scope>: <hydra override> ...', "
+            refuse(f"override={value!r}: expected '<scope>: <hydra override> ...', "
                                 "e.g. override='ladder/average: train.lr=3e-3'")
         given = shlex.split(str(rest))
         if any(o.split("=")[0].lstrip("+~") == "seed" for o in given):
-            raise WorkflowError(f"override={value!r}: a run's seeds are not overridden; choose them with seeds=N")
+            refuse(f"override={value!r}: a run's seeds are not overridden; choose them with seeds=N")
         parsed.append((check_scope(str(scope).strip(), "override"), given))
     return parsed
 
@@ -245,8 +254,34 @@ class Step:
         A job that reads its own key (a run, a measurement, a data stage, the Winograd split: hours of
         work, or what every run reads) reads everything by key alone (read_by_key)."""
         if self.writes_key:  # a key file's name is its content: its time says nothing
+            for path in (out for p in chain(*self.inputs.values()) for out in (STEPS[p].outputs if p in STEPS else [p])):
+                check_readable(path)
             return {**self.inputs, "key_files": [read_by_key(s.key_file) for s in sorted(self.upstream, key=lambda s: s.key_file)]}
         return {name: [read_by_key(p) for p in paths] for name, paths in {**self.inputs, "key_files": [self.key_file]}.items()}
+
+
+# A damaged result (a truncated or hand-edited file) stops the plan, naming the file, before any job
+# starts: Snakemake deletes the outputs of a job it runs, and a job that failed on such a file would
+# take its committed table with it. What a table, figure or the ledger reads is checked once per call:
+# JSON parses, and a text file ends with its last line's newline (every writer here writes whole lines,
+# through a temporary file renamed into place).
+CHECKED = set()
+
+
+def check_readable(path: str) -> None:
+    if path in CHECKED or not os.path.isfile(path):
+        return
+    CHECKED.add(path)
+    try:
+        if path.endswith(".json"):
+            json.loads(Path(path).read_text())
+        elif path.endswith((".csv", ".yaml", ".txt", ".md")):
+            with open(path, "rb") as f:
+                if f.seek(0, os.SEEK_END) == 0 or (f.seek(-1, os.SEEK_END), f.read(1))[1] != b"\n":
+                    raise ValueError("it ends in the middle of a line")
+    except (ValueError, UnicodeDecodeError) as e:
+        refuse(f"{path} is damaged ({str(e).splitlines()[0]}): restore the published file with "
+               f"`git checkout -- {path}`, or delete it to rebuild it")
 
 
 # A clone gives every file the time of its checkout, in path order, so file times say nothing about what
@@ -287,7 +322,7 @@ def current_key(home: str, job: str, key: str) -> str:
     """The key rule `key` writes: a key asked for by hand that is not the job's current one is refused."""
     current = JOBS[home, job].key if (home, job) in JOBS else "no such job"
     if key != current:
-        raise WorkflowError(f"{home}/{job}: {key} is not its current key ({current})")
+        refuse(f"{home}/{job}: {key} is not its current key ({current})")
     return key
 
 
@@ -341,14 +376,14 @@ def run_key(run: str, seed: int, overrides: list) -> str:
         return composed(digest("train", run, PROFILE, seed, overrides),
                         lambda: config_hash(seeded(run_config(run, tuple(overrides)), seed)))
     except ConfigError as e:
-        raise WorkflowError(f"override for {run}: {e}")
+        refuse(f"override for {run}: {e}")
 
 
 @functools.cache
 def train_step(run: str, seed: int, variant: bool = False) -> Step:
     """One training job, as the published results train it or (variant) with override= applied."""
     if run not in EXPERIMENTS:
-        raise WorkflowError(f"unknown experiment {run!r}; known: {EXPERIMENTS}")
+        refuse(f"unknown experiment {run!r}; known: {EXPERIMENTS}")
     overrides = overrides_of(run) if variant else []
     home = RESULTS if not overrides and seed < len(seeds_of(run)) else VARIANT_DIR
     folder = run_dir(home, run, seed)
@@ -365,7 +400,7 @@ RUN_FILES = ("metrics.json", "curve.csv", "evals.csv", "config.yaml")
 
 MORE_SEEDS = (config.get("seeds_per_run") or {}).get(PROFILE) or {}
 if not all(run in RUN_NAMES and str(n).isdigit() and int(n) >= 1 for run, n in MORE_SEEDS.items()):
-    raise WorkflowError(f"seeds_per_run.{PROFILE}={MORE_SEEDS!r}: expected {{run: whole number >= 1}}; "
+    refuse(f"seeds_per_run.{PROFILE}={MORE_SEEDS!r}: expected {{run: whole number >= 1}}; "
                         f"runs: {RUN_NAMES}")
 MORE_SEEDS = {run: int(n) for run, n in MORE_SEEDS.items()}  # --config gives numbers as text
 
@@ -402,7 +437,7 @@ def add_table(table_id, runs=None, inputs=None, figure_inputs=None, category="Ta
     into a table rule, and a figure rule where the family registered a figure builder; a variant's,
     where its inputs differ from the published table's."""
     if table_id not in TABLE_BUILDERS:
-        raise WorkflowError(f"table {table_id!r} has no builder (@table) in src/attnlab/families/")
+        refuse(f"table {table_id!r} has no builder (@table) in src/attnlab/families/")
 
     def named(variant: bool) -> dict:
         found = {name: run_metrics(run, variant) for name, run in (runs or {}).items()}

@@ -9,7 +9,7 @@ _NO_TABLE = f"no table {{name!r}} ({RESULTS}/tables/{{name}}.{{ext}})"
 
 def no_such_target(what: str):
     def fail(wildcards):
-        raise WorkflowError(f"{what.format(**wildcards)}; tables: {', '.join(sorted(TABLES))}")
+        refuse(f"{what.format(**wildcards)}; tables: {', '.join(sorted(TABLES))}")
     return fail
 
 

@@ -8,7 +8,7 @@ def train_step_at(w) -> Step:
     """The run a train job's output path names; a published folder never gets the variant's overrides."""
     step = train_step(w.run, int(w.seed), variant=w.home != RESULTS)
     if step.home != w.home:
-        raise WorkflowError(f"{w.home}/runs/{w.run}/seed{w.seed}: this run's folder is {step.home}/runs/...")
+        refuse(f"{w.home}/runs/{w.run}/seed{w.seed}: this run's folder is {step.home}/runs/...")
     return step
 
 
@@ -50,7 +50,7 @@ rule train:
 # (table runs_per_hour): pipeline.yaml keeps 1.
 SEED_BATCH = config.get("seed_batch", 1)
 if not (isinstance(SEED_BATCH, int) and SEED_BATCH >= 1):
-    raise WorkflowError(f"seed_batch={SEED_BATCH!r}: expected a whole number >= 1 (seeds per training job)")
+    refuse(f"seed_batch={SEED_BATCH!r}: expected a whole number >= 1 (seeds per training job)")
 
 
 def seed_groups(run: str) -> list[list[int]]:

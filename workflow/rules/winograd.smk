@@ -46,7 +46,7 @@ def winograd_step(version: str, model: str, seed: int, variant: bool = False) ->
         key = composed(digest("winograd", run, PROFILE, seed, overrides),
                        lambda: config_hash(seeded(winograd_config(run, tuple(overrides)), seed)))
     except ConfigError as e:
-        raise WorkflowError(f"winograd run {run}: {e}")
+        refuse(f"winograd run {run}: {e}")
     home = RESULTS if not overrides and seed in winograd_seeds(version, model) else VARIANT_DIR
     folder = RUN_FOLDER.format(home=home, version=version, model=model, seed=seed)
     return register(Step(f"winograd_train/{version}/{model}/seed{seed}", key, [f"{folder}/{n}" for n in WINOGRAD_FILES],
@@ -57,7 +57,7 @@ def winograd_step_at(w) -> Step:
     """The run a winograd_train job's output path names; a published folder never gets the variant's overrides."""
     step = winograd_step(w.version, w.model, int(w.seed), variant=w.home != RESULTS)
     if step.home != w.home:
-        raise WorkflowError(f"{RUN_FOLDER.format(**w)}: this run's folder is under {step.home}")
+        refuse(f"{RUN_FOLDER.format(**w)}: this run's folder is under {step.home}")
     return step
 
 
