@@ -43,12 +43,29 @@ test-fast: env  ## the tests that run in-process: under a minute, for the edit-t
 	$(BIN)/python -m pytest -q -m "not slow"
 
 # One ablation as a variant beside the published results (results/<profile>/variants/<name>/: its
-# runs, the tables and figures that read them with the published rows beside, its ledger and report):
-#   make ablate RUN=ladder/average OVERRIDE='train.lr=3e-3' PROFILE=quick
-PROFILE ?= full
+# runs, the tables and figures that read them with the published rows beside, its ledger and report),
+# in the quick profile unless PROFILE= says otherwise; a full-profile one shows what it trains and what
+# that costs, and goes on only with CONFIRM=yes:
+#   make ablate RUN=ladder/average OVERRIDE='train.lr=3e-3 train.steps=500'
+ABLATE_PROFILE = $(if $(filter command line,$(origin PROFILE)),$(PROFILE),quick)
+# a second override left unquoted reaches make as a variable of its own: name it instead of dropping it
+MAKE_VARIABLES := RUN OVERRIDE PROFILE CONFIRM CORES ID TORCH_INDEX PYTHON
+UNQUOTED = $(filter-out $(addsuffix =%,$(MAKE_VARIABLES)) $(OVERRIDE),$(MAKEOVERRIDES))
+ABLATION = --cores $(CORES) --config profile=$(ABLATE_PROFILE) 'override=$(RUN): $(OVERRIDE)'
+ifeq ($(MAKECMDGOALS),ablate)
+ifeq ($(strip $(RUN)),)
+$(error usage: make ablate RUN=<run or family> OVERRIDE='<hydra overrides>' [PROFILE=full CONFIRM=yes])
+endif
+ifeq ($(strip $(OVERRIDE)),)
+$(error usage: make ablate RUN=<run or family> OVERRIDE='<hydra overrides>' [PROFILE=full CONFIRM=yes])
+endif
+ifneq ($(strip $(UNQUOTED)),)
+$(error $(UNQUOTED) reached make as a variable of its own: put every override in one quoted OVERRIDE='...')
+endif
+endif
 ablate: env
-	@test -n "$(RUN)" -a -n "$(OVERRIDE)" || { echo "usage: make ablate RUN=<run or family> OVERRIDE='<hydra overrides>' [PROFILE=quick]"; exit 2; }
-	$(BIN)/snakemake --cores $(CORES) --config profile=$(PROFILE) 'override=$(RUN): $(OVERRIDE)'
+	@$(BIN)/python -m attnlab.plan --confirm '$(CONFIRM)' -- $(ABLATION)
+	$(BIN)/snakemake $(ABLATION)
 
 table: env  ## one table and what it reads: make table ID=ladder [PROFILE=quick]
 	@test -n "$(ID)" || { echo "usage: make table ID=<table id> [PROFILE=quick]"; exit 2; }

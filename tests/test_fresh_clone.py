@@ -322,3 +322,24 @@ def test_a_changed_config_says_which_keys_changed(clone):
     jobs, _ = dry_run(clone, "--config", "profile=quick")
     assert composed.stat().st_mtime_ns == written and "train" not in jobs
 
+
+
+def test_a_full_profile_ablation_shows_its_cost_and_waits_for_confirmation(clone):
+    """make ablate's first step (attnlab.plan): what the call trains and about how long, and for the
+    full profile a stop until CONFIRM=yes."""
+    args = ["--", "--cores", "1", "--config", "profile=full", "override=ladder/average: train.lr=3e-3"]
+    plan = subprocess.run([sys.executable, "-m", "attnlab.plan", *args], cwd=clone, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(clone / "src")})
+    runs = len(list(clone.glob("results/full/runs/ladder/average/seed*/metrics.json")))
+    assert plan.returncode != 0 and re.search(rf"trains {runs} runs \({runs} ladder\): about [\d.]+ CPU-hours", plan.stdout)
+    assert plan.stderr.strip().startswith("error: this trains full-profile runs") and "CONFIRM=yes" in plan.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["RUN=ladder/average", "OVERRIDE=train.lr=3e-3", "train.steps=500"],
+     "train.steps=500 reached make as a variable of its own: put every override in one quoted OVERRIDE="),
+    (["RUN=ladder/average"], "usage: make ablate RUN=<run or family> OVERRIDE="),
+])
+def test_make_ablate_refuses_what_it_would_drop(args, message):
+    result = subprocess.run(["make", "-n", "ablate", *args], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode != 0 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -8,6 +8,8 @@ from attnlab.data import write_json
 from attnlab.measure import runs_per_hour
 from attnlab.tables import BUILDERS as TABLES, load_families
 
+pytestmark = pytest.mark.slow  # each mode trains steps of the chapter's model, bf16 among them
+
 
 @pytest.fixture(scope="module")
 def rows():

@@ -71,6 +71,7 @@ def test_the_timed_step_clips_exactly_when_the_experiments_runs_do(experiment, m
     assert experiment != "norm/pre_warmup" or runs_clip == 1.0
 
 
+@pytest.mark.slow  # times every row, bf16 among them
 def test_measurement_writes_every_row_and_the_table_and_figure_read_it(tmp_path):
     settings = [throughput.Setting("tiny", TINY, tiny_batch(compose(["profile=smoke"]).train))]
     rows = throughput.measure(settings, threads=[1, 2], warmup=1, repeats=2, steps=1, matmul_size=16)

@@ -115,6 +115,7 @@ def test_a_run_resumed_under_another_commit_records_both(smoke_data, tmp_path, m
                                   {"commit": "b" * 40, "dirty": True, "from_step": 4}]
 
 
+@pytest.mark.slow  # trains in bf16: seconds a step on a CPU without native bf16
 def test_bf16_trains_records_its_precision_and_hashes_apart(smoke_data, tmp_path):
     float32 = train_module.train(tiny(smoke_data), tmp_path / "float32")
     bf16 = train_module.train(tiny(smoke_data, "train.precision=bf16"), tmp_path / "bf16")
@@ -126,6 +127,7 @@ def test_bf16_trains_records_its_precision_and_hashes_apart(smoke_data, tmp_path
     assert bf16["final_loss"] == pytest.approx(float32["final_loss"], rel=0.05)
 
 
+@pytest.mark.slow  # times steps and evaluations of two experiments
 def test_eval_cost_counts_the_evaluations_a_run_makes(smoke_data, tmp_path, capsys):
     """attnlab.measure.eval_cost prices the evaluations train() makes: as many held-out evaluations as
     the run's evals.csv has rows, and a share of the run's time between 0 and 1."""

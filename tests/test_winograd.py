@@ -95,6 +95,7 @@ def test_split_files_and_a_stale_split_is_refused(tmp_path):
         W.read_split(tmp_path / "split.json", cfg.winograd.language)
 
 
+@pytest.mark.slow  # two whole smoke trainings
 def test_training_is_deterministic_and_writes_every_file(tmp_path):
     W.write_split("role", tmp_path)
     overrides = ["profile=smoke", "seed=3", "train.threads=1"]
