@@ -13,6 +13,7 @@ include: "workflow/rules/train.smk"
 
 for family in sorted(FAMILY_RULES):
     include: family
+add_declared_tables()
 
 include: "workflow/rules/contradictions.smk"  # after the families: it reads their tables' inputs
 include: "workflow/rules/tables.smk"

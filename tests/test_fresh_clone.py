@@ -343,3 +343,50 @@ def test_a_full_profile_ablation_shows_its_cost_and_waits_for_confirmation(clone
 def test_make_ablate_refuses_what_it_would_drop(args, message):
     result = subprocess.run(["make", "-n", "ablate", *args], cwd=REPO, capture_output=True, text=True)
     assert result.returncode != 0 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+TOY_FAMILY = '''"""A toy table: one declared row, read from the published runs."""
+import pandas as pd
+
+from attnlab.families import Row, runs_of, trained_rows
+from attnlab.tables import run_columns, table
+
+ROWS = (Row("block", "ladder/block", "one block"),)
+
+
+@table("toy", runs=runs_of(ROWS))
+def toy(inputs) -> pd.DataFrame:
+    return pd.DataFrame([{"model": row.label, **run_columns(runs)} for row, _, runs in trained_rows(ROWS, inputs)])
+'''
+
+
+def test_a_new_table_is_one_module_and_one_caption(clone):
+    """README "Add a table": its family module (rows, builder) and its caption; the workflow finds both,
+    and without the caption says so in one line."""
+    module, caption = clone / "src/attnlab/families/toy.py", clone / "workflow/report/toy.rst"
+    module.write_text(TOY_FAMILY)
+    try:
+        missing = snakemake(clone, "-n", "--cores", "1", "--config", "profile=quick")
+        caption.write_text("One block and its held-out perplexity.\n")
+        jobs, _ = dry_run(clone, "--config", "profile=quick")
+        built = snakemake(clone, "--cores", "1", "table_toy", "--config", "profile=quick")
+        table = (clone / "results/quick/tables/toy.csv").read_text()
+    finally:
+        for path in (module, caption, *clone.glob("results/quick/tables/toy.*"), *clone.glob("results/quick/stamps/table_toy/*"),
+                     *clone.glob("results/quick/logs/table_toy.log")):
+            path.unlink(missing_ok=True)
+    assert missing.returncode != 0 and "error: table 'toy' has no caption: write workflow/report/toy.rst" in missing.stderr
+    assert "table_toy" in jobs and not {j for j in jobs if j.startswith(COSTLY)}, jobs
+    assert built.returncode == 0 and table.startswith("model,params,") and "one block" in table
+
+
+def test_planning_imports_no_torch(clone):
+    """A warm dry run (its configs composed before) reads the table registry and every key without
+    torch: what a plan costs is Snakemake's own work, not importing the trainer."""
+    dry_run(clone, "--config", "profile=quick")  # composes what the fixture's --touch left to compose
+    probe = ("import runpy, sys\nsys.argv = ['snakemake', '-n', '--cores', '1', '--config', 'profile=quick']\n"
+             "try:\n    runpy.run_module('snakemake', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "print('torch imported:', 'torch' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=clone, capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(clone / "src")})
+    assert "torch imported: False" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]

@@ -16,9 +16,14 @@ import urllib.error
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
+
+# torch is imported by the functions that make tensors: the tables, the report and Snakemake's
+# planning import this module for its file helpers, and need no torch
+if TYPE_CHECKING:
+    import torch
 
 CORPUS, TOKENIZER, TOKENS, TOKENS_META = "corpus.txt", "tokenizer.json", "tokens.npy", "tokens.json"
 
@@ -120,6 +125,8 @@ def encode_corpus(data_cfg) -> Path:
     with atomic_path(folder / TOKENS) as tmp:
         with open(tmp, "wb") as f:
             np.save(f, ids)
+    import torch
+
     n_train = int(len(ids) * data_cfg.train_fraction)
     write_json(folder / TOKENS_META, {
         "characters": len(text), "tokens": int(len(ids)), "vocab_size": tokenizer.get_vocab_size(),
@@ -133,6 +140,8 @@ def encode_corpus(data_cfg) -> Path:
 def unigram_entropy(tokens: torch.Tensor) -> float:
     """Cross-entropy (nats) of predicting every token by the split's own token frequencies:
     the loss of a model that ignores its input, where a collapsed run sits."""
+    import torch
+
     p = torch.bincount(tokens).double() / len(tokens)
     p = p[p > 0]
     return float(-(p * p.log()).sum())
@@ -182,12 +191,16 @@ def load_tokens(folder: str | Path) -> tuple[torch.Tensor, torch.Tensor, dict]:
     except DataError as e:
         raise DataError(f"{e}; rebuild it: rerun the pipeline (it rebuilds a corrupt cache) "
                         f"or delete {folder} and rerun") from e
+    import torch
+
     tokens = torch.from_numpy(ids.astype(np.int64))
     return tokens[: meta["train_tokens"]], tokens[meta["train_tokens"]:], meta
 
 
 def random_batch(tokens: torch.Tensor, batch_size: int, context: int, generator: torch.Generator):
     """Random training windows: inputs and next-token targets, each (batch, context)."""
+    import torch
+
     starts = torch.randint(len(tokens) - context, (batch_size,), generator=generator)
     offsets = torch.arange(context)
     x = tokens[starts[:, None] + offsets]

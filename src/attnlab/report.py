@@ -28,7 +28,7 @@ import pandas as pd
 from attnlab.claims.render import seeds_text, summary_line, variant_lines
 from attnlab.data import atomic_path
 from attnlab.style import VERDICT_COLOURS, VERDICT_MARKS
-from attnlab.tables import CHAPTER_ORDER, for_people, parse_named
+from attnlab.tables import chapter_place, for_people, parse_named
 
 NOT_REPRODUCED = ("CONTRADICTED", "INCONCLUSIVE")
 PROVENANCE = ("commit", "device", "seed_ids")  # read as text: a commit of digits only is not a number
@@ -243,7 +243,7 @@ def claims_plot(png: Path, folder: Path) -> str:
 def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, captions: dict,
           claims_figure: Path | None = None, folder: Path = Path(".")) -> str:
     """The page; `folder`: where it is written, which its links to SVGs are relative to."""
-    ids = sorted(tables, key=CHAPTER_ORDER.index)
+    ids = sorted(tables, key=lambda t: (chapter_place(t), t))
     hypotheses = pd.read_csv(tables["contradictions"]) if "contradictions" in tables else None
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>attnlab: {profile} profile</title>"
              f"<style>{CSS}</style></head><body>",

@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 
 import pandas as pd
-import torch
 import yaml
 from omegaconf import DictConfig, OmegaConf
 
@@ -49,6 +48,8 @@ def checkpoint_digest(ckpt: dict) -> str:
     """sha256 over everything a checkpoint holds (tensors by their bytes), less its own digest:
     torch.load does not notice flipped bytes inside a tensor, this does. It sits in the same file,
     so it catches corruption, not tampering: loading only plain data guards against that."""
+    import torch  # here, not at the top: the tables and Snakemake's planning read run folders without it
+
     h = hashlib.sha256()
 
     def visit(x):
@@ -71,6 +72,8 @@ def checkpoint_digest(ckpt: dict) -> str:
 
 
 def save_checkpoint(path: Path, ckpt: dict) -> None:
+    import torch
+
     with data.atomic_path(path) as tmp:
         torch.save({**ckpt, "sha256": checkpoint_digest(ckpt)}, tmp)
 
@@ -82,6 +85,8 @@ class CheckpointError(ValueError):
 
 def read_checkpoint(path: Path, expected_hash: str) -> dict:
     """The checkpoint at `path`, verified against its checksum and the config it must belong to."""
+    import torch
+
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:  # weights_only refuses any global but tensors and containers

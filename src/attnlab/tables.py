@@ -33,12 +33,24 @@ def registry(builders: dict):
 
 
 BUILDERS = {}
-table = registry(BUILDERS)
+RUNS = {}  # table id -> {row name: experiment}: the trained runs a table reads, declared with its builder
+
+
+def table(table_id: str, runs: dict[str, str] | None = None):
+    """@table("ladder", runs=runs_of(LADDER)): files the builder under its id and the runs it reads. The
+    workflow trains those runs and hands the builder their metrics.json per row name; a table that reads
+    other files (measurements, Winograd runs) says which in its workflow/rules/<family>.smk (add_table)."""
+    def register(fn):
+        BUILDERS[table_id] = fn
+        if runs is not None:
+            RUNS[table_id] = dict(runs)
+        return fn
+    return register
 
 
 # The tables in TABLES.md's order, the chapter's argument from the data to the probe, then the
-# experiments behind what did not reproduce, then the pipeline's own (what the runs cost): the report's sections. load_families checks it names exactly
-# the registered builders, so the registry is the one list of tables.
+# experiments behind what did not reproduce, then the pipeline's own (what the runs cost): the report's
+# sections. A table it does not name (a new one) comes after them (chapter_place).
 CHAPTER_ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalence", "averaging_matrix", "score_variance",
                  "effective_tokens", "softmax_saturation", "scale_training", "score_runaway", "ladder",
                  "param_breakdown", "gpt2_params", "norm_grad_init", "norm_warmup", "position_extrapolation",
@@ -49,14 +61,18 @@ CHAPTER_ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalenc
 
 def load_families() -> None:
     """Import every attnlab.families module so their builders register, and check that the order of
-    the chapter names exactly them."""
+    the chapter names no table without a builder."""
     import attnlab.families as families
     for module in pkgutil.iter_modules(families.__path__):
         importlib.import_module(f"attnlab.families.{module.name}")
-    unordered, unbuilt = set(BUILDERS) - set(CHAPTER_ORDER), set(CHAPTER_ORDER) - set(BUILDERS)
-    if unordered or unbuilt:
-        raise ValueError(f"tables.CHAPTER_ORDER and the @table builders differ: without a place {sorted(unordered)}, "
-                         f"without a builder {sorted(unbuilt)}")
+    unbuilt = set(CHAPTER_ORDER) - set(BUILDERS)
+    if unbuilt:
+        raise ValueError(f"tables.CHAPTER_ORDER names tables without a @table builder: {sorted(unbuilt)}")
+
+
+def chapter_place(table_id: str) -> int:
+    """Where a table's section goes: its place in CHAPTER_ORDER, or after all of them."""
+    return CHAPTER_ORDER.index(table_id) if table_id in CHAPTER_ORDER else len(CHAPTER_ORDER)
 
 
 def held_out(metrics: dict, length: int | None = None) -> float:

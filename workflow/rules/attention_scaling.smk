@@ -1,12 +1,21 @@
 # attention_scaling: one attention layer's time and memory from 128 tokens up, explicit vs fused
 # (TABLES.md). Sizes, repeats and the memory budget per profile: configs/measure/attention_scaling.yaml.
 # --lint 'mixed rules and functions': this family's Step functions (its jobs' keys, inputs, outputs) stay beside its rules.
+import importlib
 import os
 
-from attnlab.measure.attention_scaling import MB, load_settings, memory_budget
-
+# The measurement's module imports torch: read here only when its settings are composed afresh or one
+# of its jobs runs (a callable resource is asked of a job that runs), so planning imports no torch.
 SCALING = f"{RESULTS}/measure/attention_scaling"
-SCALING_SETTINGS = composed(f"attention_scaling {PROFILE}", lambda: load_settings(PROFILE))
+SCALING_MODULE = "attnlab.measure.attention_scaling"
+SCALING_SETTINGS = composed(f"attention_scaling {PROFILE}",
+                            lambda: importlib.import_module(SCALING_MODULE).load_settings(PROFILE))
+
+
+def scaling_memory_mb(wildcards) -> int:
+    """The budget the measurement keeps to (half the machine's memory by default), as Snakemake's mem_mb."""
+    scaling = importlib.import_module(SCALING_MODULE)
+    return int(scaling.memory_budget(SCALING_SETTINGS, "cpu")[0] / scaling.MB)
 
 
 SCALING_CODE = measurement_code("attnlab.measure.attention_scaling")
@@ -25,7 +34,7 @@ rule measure_attention_scaling:
     wildcard_constraints: path="explicit|fused"
     # every core (Snakemake caps this at --cores), so no other job distorts the timing
     threads: os.cpu_count() or 1
-    resources: mem_mb=int(memory_budget(SCALING_SETTINGS, "cpu")[0] / MB), runtime=SCALING_SETTINGS["runtime_min"]
+    resources: mem_mb=scaling_memory_mb, runtime=SCALING_SETTINGS["runtime_min"]
     log: f"{SCALING}/logs/{{path}}.log"
     conda: ENVIRONMENT
     shell:

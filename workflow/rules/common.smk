@@ -18,9 +18,8 @@ import yaml
 from omegaconf import OmegaConf
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
-from attnlab.families import runs_of
 from attnlab.plots import BUILDERS as FIGURE_BUILDERS
-from attnlab.tables import BUILDERS as TABLE_BUILDERS, load_families
+from attnlab.tables import BUILDERS as TABLE_BUILDERS, RUNS as TABLE_RUNS, load_families
 from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose, config_hash, data_hash, experiments,
                             model_config, provenance, source_files, NOT_HASHED)
 
@@ -430,14 +429,17 @@ FAMILY_RULES = sorted(str(p) for p in Path(workflow.basedir, "workflow/rules").g
 load_families()  # every @table and @figure builder, so the registry knows which tables have a figure
 
 
-def add_table(table_id, runs=None, inputs=None, figure_inputs=None, category="Tables", code_files=()):
-    """Register a table: `runs` maps row names to experiments (families/<family>.py declares them),
-    `inputs` names other files (for runs a family lays out itself, a function of `variant` that
-    names them), `code_files` what else the builder reads (part of its key). tables.smk turns each entry
-    into a table rule, and a figure rule where the family registered a figure builder; a variant's,
+def add_table(table_id, inputs=None, figure_inputs=None, category="Tables", code_files=()):
+    """Register a table: the runs its @table declares (row name -> experiment), `inputs` other files (for
+    runs a family lays out itself, a function of `variant` that names them), `code_files` what else the
+    builder reads (part of its key). tables.smk registers a table that declares only runs, and turns each
+    entry into a table rule, and a figure rule where the family registered a figure builder; a variant's,
     where its inputs differ from the published table's."""
     if table_id not in TABLE_BUILDERS:
         refuse(f"table {table_id!r} has no builder (@table) in src/attnlab/families/")
+    if not Path(workflow.basedir, "workflow/report", f"{table_id}.rst").is_file():
+        refuse(f"table {table_id!r} has no caption: write workflow/report/{table_id}.rst")
+    runs = TABLE_RUNS.get(table_id)
 
     def named(variant: bool) -> dict:
         found = {name: run_metrics(run, variant) for name, run in (runs or {}).items()}
@@ -450,6 +452,17 @@ def add_table(table_id, runs=None, inputs=None, figure_inputs=None, category="Ta
     TABLES[table_id] = {"inputs": published, "variant_inputs": in_variant if in_variant != published else None,
                         "figure": table_id in FIGURE_BUILDERS, "category": category, "code_files": tuple(code_files),
                         "figure_inputs": {n: [p] if isinstance(p, str) else list(p) for n, p in (figure_inputs or {}).items()}}
+
+
+def add_declared_tables() -> None:
+    """After the families' rule files: a table whose @table declares its runs and reads nothing else
+    needs no line in a rule file; a builder nothing registers is an error, not a table that never builds."""
+    for table_id in sorted(set(TABLE_RUNS) - set(TABLES)):
+        add_table(table_id)
+    undeclared = sorted(set(TABLE_BUILDERS) - set(TABLES) - {"pipeline_time", "contradictions"})  # registered later
+    if undeclared:
+        refuse(f"table(s) {undeclared} have a builder but no inputs: declare runs= in @table, or add_table(...) "
+               "in workflow/rules/<family>.smk")
 
 
 def named_args(named: dict) -> str:

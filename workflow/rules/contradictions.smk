@@ -20,7 +20,7 @@ rule measure_attention_scaling_threads:
     wildcard_constraints: threads=r"\d+"
     # every core, as the published measurement: no other job distorts the timing
     threads: os.cpu_count() or 1
-    resources: mem_mb=int(memory_budget(SCALING_SETTINGS, "cpu")[0] / MB), runtime=SCALING_SETTINGS["runtime_min"]
+    resources: mem_mb=scaling_memory_mb, runtime=SCALING_SETTINGS["runtime_min"]
     log: f"{SCALING}/logs/hypotheses/explicit_threads{{threads}}.log"
     conda: ENVIRONMENT
     shell:

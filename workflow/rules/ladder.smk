@@ -1,12 +1,11 @@
 # The ladder family: from the plain average to the full block (TABLES.md: average_ladder, ladder,
-# depth_overfit), and the analytic demonstrations. Rows: src/attnlab/families/ladder.py.
+# depth_overfit: their rows and runs are declared in src/attnlab/families/ladder.py), and the analytic demonstrations.
 # --lint 'mixed rules and functions': this family's Step functions (its jobs' keys, inputs, outputs) stay beside its rules.
-from attnlab.families.ladder import AVERAGE_LADDER, DEPTH_OVERFIT, LADDER
-from attnlab.measure.analytic import MEASUREMENTS
+import importlib
 
-add_table("average_ladder", runs=runs_of(AVERAGE_LADDER))
-add_table("ladder", runs=runs_of(LADDER))
-add_table("depth_overfit", runs=runs_of(DEPTH_OVERFIT))
+# their names, from the measuring module (it imports torch: read only when the sources change)
+MEASUREMENTS = composed("analytic measurements", lambda: list(importlib.import_module("attnlab.measure.analytic").MEASUREMENTS))
+
 
 # The analytic demonstrations: no training, the same numbers in every profile; an edit to the
 # measurement reruns them (to the model: -R measure_analytic).

@@ -1,7 +1,5 @@
 # The norm family: pre-norm vs post-norm, twelve blocks (TABLES.md: norm_grad_init, norm_warmup).
 # Rows: src/attnlab/families/norm.py.
-from attnlab.families.norm import NORM_WARMUP
-
 
 GRAD_NORMS = f"{RESULTS}/measure/norm_grad_init/grad_norms.csv"
 # the measured models are those of the training runs: their model configs are part of the key
@@ -27,4 +25,4 @@ rule measure_norm_grad_init:
 
 
 add_table("norm_grad_init", inputs={"grad_norms": GRAD_NORMS})
-add_table("norm_warmup", runs=runs_of(NORM_WARMUP), figure_inputs={"tokens": TOKENS_RECORD})
+add_table("norm_warmup", figure_inputs={"tokens": TOKENS_RECORD})  # its runs: @table in families/norm.py

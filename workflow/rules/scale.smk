@@ -2,7 +2,7 @@
 # scale_training, score_runaway). The random-row measurements take seconds, so every profile
 # measures the chapter's sample sizes (configs/measure/scale.yaml). Rows: src/attnlab/families/scale.py.
 from attnlab.families.contradictions import hypothesis_of
-from attnlab.families.scale import RUNAWAY_UNSTATED, SCALE_TRAINING, SCORE_RUNAWAY
+from attnlab.families.scale import RUNAWAY_UNSTATED, SCORE_RUNAWAY
 
 SCALE_SETTINGS = "configs/measure/scale.yaml"
 # an edit of the settings or of the measuring code reruns both measurements
@@ -39,7 +39,6 @@ add_table("score_variance", inputs=dict(zip(("pairs", "meta"), random_rows_step(
 for _id in ("effective_tokens", "softmax_saturation"):
     add_table(_id, inputs=dict(zip(("rows", "meta"), random_rows_step("random_rows").outputs)))
 
-add_table("scale_training", runs={e: e for row in SCALE_TRAINING for e in row.runs().values()})
 # the rows of settings the chapter does not state train the seeds their hypothesis trains
 add_table("score_runaway", inputs=lambda variant: {
     **{name: run_metrics(run, variant) for name, run in SCORE_RUNAWAY.runs().items()},

@@ -4,7 +4,10 @@
 # Rows: src/attnlab/families/winograd.py.
 # --lint 'mixed rules and functions': this family's Step functions (its jobs' keys, inputs, outputs) stay beside its rules.
 from attnlab.families.winograd import PROBED, VERSIONS
-from attnlab.winograd import compose_run, language_hash
+import importlib
+
+# the probe's module imports its trainer (torch): read only when a language or config is composed afresh
+WINOGRAD_MODULE = "attnlab.winograd"
 
 WINOGRAD = f"{RESULTS}/measure/winograd"
 # the split is drawn by this file's sentence code alone (the runs' training code does not re-split)
@@ -20,7 +23,7 @@ RUN_FOLDER = "{home}/measure/winograd/{version}/{model}/seed{seed}"
 
 @functools.cache
 def split_step(version: str) -> Step:
-    language = composed(f"language {version}", lambda: language_hash(version))
+    language = composed(f"language {version}", lambda: importlib.import_module(WINOGRAD_MODULE).language_hash(version))
     return register(Step(f"winograd_split/{version}", digest(language, SPLIT_CODE),
                          [f"{WINOGRAD}/{version}/{name}" for name in SPLIT_FILES.values()]))
 
@@ -34,7 +37,7 @@ def winograd_seeds(version: str, model: str, variant: bool = False) -> list[int]
 @functools.cache
 def winograd_config(run: str, overrides: tuple):
     """A Winograd run's config, composed once for all its seeds (see seeded)."""
-    return compose_run(run, [f"profile={PROFILE}", *overrides])
+    return importlib.import_module(WINOGRAD_MODULE).compose_run(run, [f"profile={PROFILE}", *overrides])
 
 
 @functools.cache

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from attnlab import style
-from attnlab.families import Row, present, trained_rows
+from attnlab.families import Row, present, runs_of, trained_rows
 from attnlab.plots import curve_of, figure
 from attnlab.runs import run_config
 from attnlab.tables import run_columns, table
@@ -41,7 +41,7 @@ def ladder_frame(inputs, rows) -> pd.DataFrame:
                          for i, (row, _, runs) in enumerate(trained_rows(rows, inputs), start=1)])
 
 
-@table("average_ladder")
+@table("average_ladder", runs=runs_of(AVERAGE_LADDER))
 def average_ladder(inputs) -> pd.DataFrame:
     return ladder_frame(inputs, AVERAGE_LADDER)
 
@@ -85,7 +85,7 @@ def average_ladder_figure(inputs, context):
 
 # --- ladder: eleven rows, each the row above plus one piece --------------------------------
 
-@table("ladder")
+@table("ladder", runs=runs_of(LADDER))
 def ladder(inputs) -> pd.DataFrame:
     df = ladder_frame(inputs, LADDER)
     # what each row's piece costs; object dtype keeps the counts integers and row 1 blank
@@ -111,7 +111,7 @@ def ladder_plot(inputs, context):
 
 # --- depth_overfit: one block vs two -----------------------------------------------------
 
-@table("depth_overfit")
+@table("depth_overfit", runs=runs_of(DEPTH_OVERFIT))
 def depth_overfit(inputs) -> pd.DataFrame:
     rows = []
     for row, paths, runs in trained_rows(DEPTH_OVERFIT, inputs):

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from attnlab import style
-from attnlab.families import Row, trained_rows
+from attnlab.families import Row, runs_of, trained_rows
 from attnlab.plots import curve_of, figure
 from attnlab.runs import load_runs, run_config
 from attnlab.tables import is_seed_detail, run_columns, seed_columns, seed_ids, table
@@ -96,7 +96,7 @@ NORM_WARMUP = (
 )
 
 
-@table("norm_warmup")
+@table("norm_warmup", runs=runs_of(NORM_WARMUP))
 def norm_warmup(inputs) -> pd.DataFrame:
     rows = []
     for row, paths, runs in trained_rows(NORM_WARMUP, inputs):

@@ -9,7 +9,7 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from attnlab import style
-from attnlab.families import Row, trained_rows
+from attnlab.families import Row, runs_of, trained_rows
 from attnlab.plots import figure
 from attnlab.runs import run_config
 from attnlab.tables import held_out, is_seed_detail, run_columns, seed_columns, table
@@ -32,7 +32,7 @@ def window_columns(runs: list[dict]) -> dict:
     return columns
 
 
-@table("position_extrapolation")
+@table("position_extrapolation", runs=runs_of(SCHEMES))
 def position_extrapolation(inputs) -> pd.DataFrame:
     rows = []
     for scheme, paths, runs in trained_rows(SCHEMES, inputs):

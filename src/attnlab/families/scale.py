@@ -178,7 +178,7 @@ SCALE_TRAINING = (ScaleRow("shared_d32", divided_experiment="ladder/block"),
 SCORE_RUNAWAY = SCALE_TRAINING[-1]
 
 
-@table("scale_training")
+@table("scale_training", runs={e: e for row in SCALE_TRAINING for e in row.runs().values()})
 def scale_training(inputs) -> pd.DataFrame:
     out = []
     for row in SCALE_TRAINING:

@@ -12,7 +12,6 @@ from attnlab.families import Row, trained_rows
 from attnlab.plots import figure
 from attnlab.runs import load_runs
 from attnlab.tables import is_seed_detail, overridden, provenance, seed_columns, table
-from attnlab.winograd import ADJ_POS
 
 MODELS = {
     "average": "uniform causal average (block with attention swapped out)",
@@ -62,6 +61,8 @@ def winograd_role(inputs) -> pd.DataFrame:
 
 def position_columns(tokens: list[str]) -> list[str]:
     """'0:the', '1:animal', ...; the adjective slot is named 'adj' so rows of different adjectives align."""
+    from attnlab.winograd import ADJ_POS  # the probe's language imports its trainer (torch): not while planning
+
     return [f"{i}:{'adj' if i == ADJ_POS else t}" for i, t in enumerate(tokens)]
 
 
