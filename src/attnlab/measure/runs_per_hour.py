@@ -57,7 +57,7 @@ def mode_workload(experiment: str, cfg: DictConfig, seed_batch: int, compiled: b
         model, optimizer = batch.folded, batch.optimizer
     step = partial(training_step, model, optimizer, lambda: model(x, y)[1], precision, device.type, t.grad_clip)
     columns = {"setting": experiment, "n_blocks": mcfg.n_blocks, "batch_size": t.batch_size,
-               "seed_batch": seed_batch, "compiled": compiled, "precision": precision,
+               "seed_batch": seed_batch, "processes": 1, "compiled": compiled, "precision": precision,
                "run_steps": scaled(cfg, t.steps)}
     return Workload(columns, step, 0, seed_batch * t.batch_size * mcfg.context)
 
