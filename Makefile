@@ -14,7 +14,7 @@ ifneq ($(SHARED_CORPUS),)
 export ATTNLAB_CORPUS ?= $(abspath $(SHARED_CORPUS))
 endif
 
-.PHONY: reproduce quick smoke test test-fast report env clean-smoke ablate table variants
+.PHONY: reproduce reproduce-gpu quick smoke test test-fast report env clean-smoke ablate table variants
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,20 @@ env: $(BIN)/snakemake
 
 reproduce: env  ## every table, figure, the ledger and report.html at the chapter's settings (from scratch: ~64 CPU-hours, ~1 h on a GPU)
 	$(BIN)/snakemake --cores $(CORES) --config profile=full
+	$(BIN)/snakemake --report results/full/snakemake_report.html --config profile=full
+
+# One machine with one GPU: the training first, GPU_SLOTS jobs sharing the GPU (each holds one gpu_slots,
+# workflow/rules/train.smk), each folding up to SEED_BATCH seeds without results (train.seed_batch); then
+# the measurements, which take every core, alone. What the training costs is printed before it starts.
+GPU_SLOTS ?= 15
+SEED_BATCH ?= 10
+GPU_CORES ?= $(shell nproc)
+GPU_SNAKEMAKE = $(BIN)/snakemake --cores $(GPU_CORES) --resources gpu_slots=$(GPU_SLOTS) --config profile=full seed_batch=$(SEED_BATCH)
+reproduce-gpu: env  ## `make reproduce` on a machine with one GPU: runs sharing the GPU first, measurements after
+	@measurements="$$($(BIN)/snakemake --list-rules 2>/dev/null | grep -o '^measure_[a-z_]*' | tr '\n' ' ')"; \
+	$(GPU_SNAKEMAKE) -n --omit-from $$measurements | sed -n 's/^ *output: //p' | tr ',' '\n' \
+		| grep -o 'results/full/[^ ]*/metrics.json' | $(BIN)/python -m attnlab.campaign cost --profile full \
+	&& $(GPU_SNAKEMAKE) --omit-from $$measurements && $(GPU_SNAKEMAKE)
 	$(BIN)/snakemake --report results/full/snakemake_report.html --config profile=full
 
 quick: env  ## the same DAG with a tenth of the budgets

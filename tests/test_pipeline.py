@@ -164,24 +164,29 @@ def test_an_override_is_a_variant_beside_the_published_results(smoke_run):
 
 
 def test_seeds_without_results_train_together_when_asked(smoke_run):
-    """--config seed_batch=2: seeds that seeds_per_run adds to a row are trained two to a job (one
-    batched model), each into its own folder under the key its separate run has; the published seed
-    is not retrained, and without seed_batch the same seeds have nothing left to do."""
-    more = "seeds_per_run={smoke: {ladder/block: 3}}"
+    """--config seed_batch=2: seeds that seeds_per_run adds to a row, an experiment's or a Winograd run's,
+    are trained two to a job (folded into one model), each into its own folder under the key its separate
+    run has, holding one gpu_slots each; the published seed is not retrained, and without seed_batch the
+    same seeds have nothing left to do."""
+    more = "seeds_per_run={smoke: {ladder/block: 3, winograd/role_block: 3}}"
     runs = smoke_run / "results/smoke/runs/ladder/block"
     seed0 = (runs / "seed0/metrics.json").read_bytes()
-    targets = [f"results/smoke/runs/ladder/block/seed{k}/metrics.json" for k in (1, 2)]
+    targets = [f"results/smoke/{folder}/seed{k}/metrics.json" for folder in ("runs/ladder/block",
+                                                                             "measure/winograd/role/block") for k in (1, 2)]
     plan = subprocess.run([*SNAKEMAKE, "seed_batch=2", more, "-n", "--", *targets], cwd=smoke_run,
                           env=own_code(smoke_run), capture_output=True, text=True, check=True).stdout
-    assert "train_seeds_ladder_block_1_2" in plan and "\nrule train:" not in plan
+    assert "train_seeds_ladder_block_1_2" in plan and "winograd_seeds_role_block_1_2" in plan
+    assert "\nrule train:" not in plan and "\nrule winograd_train:" not in plan and plan.count("gpu_slots=1") == 2
     result = subprocess.run([*SNAKEMAKE, "seed_batch=2", more, "--", *targets], cwd=smoke_run,
                             env=own_code(smoke_run), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-4000:]
-    for k in (1, 2):
-        metrics = json.loads((runs / f"seed{k}/metrics.json").read_text())
-        assert metrics["seed"] == k and metrics["seed_batch"] == 2
-        (key,) = (smoke_run / f"results/smoke/stamps/train/ladder/block/seed{k}").glob("*.key")
-        assert key.stem == metrics["config_hash"]
+    for folder, job in (("runs/ladder/block", "train/ladder/block"), ("measure/winograd/role/block",
+                                                                     "winograd_train/role/block")):
+        for k in (1, 2):
+            metrics = json.loads((smoke_run / f"results/smoke/{folder}/seed{k}/metrics.json").read_text())
+            assert metrics["seed"] == k and metrics["seed_batch"] == 2
+            (key,) = (smoke_run / f"results/smoke/stamps/{job}/seed{k}").glob("*.key")
+            assert key.stem == metrics["config_hash"]
     assert (runs / "seed0/metrics.json").read_bytes() == seed0
     dry = subprocess.run([*SNAKEMAKE, more, "-n", "--", *targets], cwd=smoke_run, env=own_code(smoke_run),
                          capture_output=True, text=True, check=True)

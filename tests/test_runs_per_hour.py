@@ -36,9 +36,24 @@ def test_the_table_orders_the_modes_and_keeps_what_was_measured(rows, tmp_path):
     df = TABLES["runs_per_hour"]({"runs_per_hour": [str(measured)]})
     assert list(zip(df["seed_batch"], df["precision"])) == [(1, "float32"), (1, "bf16"), (2, "float32"), (2, "bf16")]
     # what attnlab.compare holds equal between two builds: the modes, not their speed
-    assert [c for c in df.columns if not is_timing(c)] == ["setting", "n_blocks", "batch_size", "seed_batch", "compiled",
-                                                         "precision", "threads", "run_steps", "runs", "steps",
-                                                         "device", "torch"]
+    assert [c for c in df.columns if not is_timing(c)] == ["setting", "n_blocks", "batch_size", "seed_batch",
+                                                         "processes", "compiled", "precision", "threads", "run_steps",
+                                                         "runs", "steps", "device", "torch"]
+
+
+def test_without_a_gpu_measurement_the_gpu_modes_say_so(rows, tmp_path):
+    """No runs_per_hour_gpu.json committed: the table lists the profile's GPU modes, each 'not measured on a
+    GPU yet', after the measured rows; a committed one gives its rows instead."""
+    measured = tmp_path / "runs_per_hour.json"
+    write_json(measured, {"rows": rows})
+    load_families()
+    df = TABLES["runs_per_hour"]({"runs_per_hour": [str(measured)], "gpu_modes": ["configs/profile/full.yaml"]})
+    gpu = df[df["device"] == "not measured on a GPU yet"]
+    assert list(gpu.index) == list(range(len(rows), len(df))) and gpu["runs_per_hour"].isna().all()
+    assert {(k, p) for k, p in zip(gpu["seed_batch"], gpu["processes"])} >= {(10, 1), (20, 1), (1, 15)}
+    write_json(tmp_path / "gpu.json", {"rows": [{**rows[0], "device": "NVIDIA H200", "processes": 15}]})
+    df = TABLES["runs_per_hour"]({"runs_per_hour": [str(measured)], "runs_per_hour_gpu": [str(tmp_path / "gpu.json")]})
+    assert list(df["device"])[-1] == "NVIDIA H200" and "not measured on a GPU yet" not in set(df["device"])
 
 
 def test_the_gpu_measurements_groups_share_one_baseline():
@@ -54,3 +69,21 @@ def test_the_gpu_measurements_groups_share_one_baseline():
     one, two = measure_groups("smoke", settings)
     assert (one["seed_batch"], two["seed_batch"]) == (1, 2) and one["vs_separate"] == 1
     assert two["vs_separate"] == pytest.approx(two["runs_per_hour"] / one["runs_per_hour"])
+
+
+@pytest.mark.slow
+def test_processes_side_by_side_count_their_runs_together():
+    """A group with processes: P times P one-seed processes at once (spawned: seconds each on a CPU);
+    their runs per hour add up, against the one-process baseline of the same setting."""
+    from attnlab.measure.runs_per_hour_gpu import measure_groups
+
+    settings = {"groups": [{"experiments": ["ladder/block"], "seed_batches": [1], "compile": [False],
+                            "precisions": ["float32"]},
+                           {"experiments": ["ladder/block"], "processes": 2}],
+                "threads": 1, "repeats": 1, "steps": 1, "device": "cpu"}
+    alone, together = measure_groups("smoke", settings)
+    assert (alone["processes"], together["processes"], together["seed_batch"]) == (1, 2, 1)
+    # each process's runs per hour from its own step time, summed: at least two runs of the median process's
+    # time (1/a + 1/b >= 2/mean(a, b), and the median of two is their mean)
+    assert together["runs_per_hour"] >= 2 * 3600 / together["run_s"] * (1 - 1e-12)
+    assert together["vs_separate"] == pytest.approx(together["runs_per_hour"] / alone["runs_per_hour"])

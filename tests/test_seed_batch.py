@@ -1,18 +1,34 @@
-"""train.seed_batch=K: K seeds trained as one batched model give each seed the numbers of its separate
+"""train.seed_batch=K: K seeds folded into one model's batch give each seed the numbers of its separate
 run (to float rounding), write the same folders, resume either way, drop a seed that diverges and
-go on with the others."""
+go on with the others. The equality holds for every experiment and Winograd config, tied output included."""
 
-import math
+import json
+from functools import partial
 
 import pandas as pd
 import pytest
 import torch
 
-from attnlab import runs, train as train_module
-from attnlab.config import ConfigError, compose
-from attnlab.seed_batch import SeedBatch
+from attnlab import runs, train as train_module, winograd as W
+from attnlab.config import CONFIG_DIR, ConfigError, compose, experiments, model_config
+from attnlab.model import LanguageModel
+from attnlab.seed_batch import FoldedSeeds, SeedBatch
+from attnlab.train import learning_rate, make_optimizer, training_step
 
 AGREEMENT = 1e-5  # relative, float32 (the issue's bound); measured here: a few 1e-7
+# relative bounds of fold against separate, per dtype (measured over every config: < 3e-15 and < 2e-7)
+BOUND = {torch.float64: 1e-12, torch.float32: 1e-5}
+WINOGRAD_RUNS = sorted(p.stem for p in (CONFIG_DIR / "winograd").glob("[!_]*.yaml"))
+TIED = ["model.tie_output=true"]
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One torch thread, as the pipeline trains: two on a busy 2-core machine make these steps 5x slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def tiny(smoke_data, *extra):
@@ -22,6 +38,84 @@ def tiny(smoke_data, *extra):
 
 def relative(a, b):
     return abs(a - b) / abs(b)
+
+
+def shrunk(config: str, extra=()):
+    """A config's composed settings at a tiny batch (and context, where the model's shapes allow)."""
+    if config.startswith("winograd/"):
+        return W.compose_run(config.removeprefix("winograd/"), ["profile=smoke", "train.batch_size=2", *extra])
+    return compose([f"experiment={config}", "profile=smoke", "train.batch_size=2", "model.context=32", *extra])
+
+
+def fold_against_separate(cfg, dtype, seeds: int = 3, steps: int = 3) -> tuple[float, float]:
+    """The largest relative difference between `seeds` separate runs and the same seeds folded, over
+    `steps` training steps of the config's own optimizer, schedule and clipping: of the per-step
+    losses, and of each seed's weights at the end (as one vector)."""
+    mcfg, t = model_config(cfg), cfg.train
+    models = []
+    for seed in range(seeds):
+        torch.manual_seed(seed)
+        models.append(LanguageModel(mcfg).to(dtype))
+    separate = [LanguageModel(mcfg).to(dtype) for _ in range(seeds)]
+    for alone, model in zip(separate, models):
+        alone.load_state_dict(model.state_dict())
+    optimizers = [make_optimizer(m.parameters(), t) for m in separate]
+    batch = SeedBatch(models, partial(make_optimizer, t=t), [None] * seeds, compile=False)
+    data = torch.Generator().manual_seed(0)
+    loss_gap = 0.0
+    for step in range(steps):
+        x, y = torch.randint(mcfg.vocab_size, (2, seeds, t.batch_size, mcfg.context), generator=data)
+        lr = learning_rate(step, t.lr, t.warmup_steps, steps, t.schedule)
+        for optimizer in [*optimizers, batch.optimizer]:
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+        alone = [training_step(m, o, lambda m=m, k=k: m(x[k], y[k])[1], "float32", "cpu", t.grad_clip).item()
+                 for k, (m, o) in enumerate(zip(separate, optimizers))]
+        together = training_step(batch.folded, batch.optimizer, lambda: batch.folded(x, y)[1], "float32", "cpu",
+                                 t.grad_clip).tolist()
+        loss_gap = max(loss_gap, *map(relative, together, alone))
+    weight_gap = 0.0
+    for model, alone in zip(batch.sync(), separate):
+        a, b = (torch.cat([p.flatten() for p in m.parameters()]) for m in (model, alone))
+        weight_gap = max(weight_gap, ((a - b).norm() / b.norm()).item())
+    return loss_gap, weight_gap
+
+
+FAST = [("ladder/block", ()), ("ladder/block", TIED), ("winograd/role_block", ())]
+EVERY = [(c, ()) for c in experiments()] + [(f"winograd/{r}", ()) for r in WINOGRAD_RUNS] + \
+        [(c, TIED) for c in ("position/alibi", "norm/post_warmup", "depth/two_blocks", "winograd/role_two_blocks")]
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
+@pytest.mark.parametrize("config,extra", [pytest.param(c, e, id=" ".join([c, *e])) for c, e in FAST])
+def test_folded_seeds_equal_separate_runs(config, extra, dtype):
+    loss_gap, weight_gap = fold_against_separate(shrunk(config, extra), dtype)
+    assert loss_gap <= BOUND[dtype] and weight_gap <= BOUND[dtype]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
+@pytest.mark.parametrize("config,extra", [pytest.param(c, e, id=" ".join([c, *e])) for c, e in EVERY])
+def test_every_config_folds_to_its_separate_runs(config, extra, dtype):
+    """Every experiment and Winograd config (a few steps, batch 2), and tied output heads: the mixers,
+    norms, positions, widths, depths, clipping and warmup each run through the folded layers."""
+    loss_gap, weight_gap = fold_against_separate(shrunk(config, extra), dtype)
+    assert loss_gap <= BOUND[dtype] and weight_gap <= BOUND[dtype]
+
+
+@pytest.mark.parametrize("extra", [(), TIED], ids=["untied", "tied"])
+def test_folded_parameters_are_the_separate_models_stacked(extra):
+    """The folded model's parameters have a separate model's names and order (AdamW's state_dict lines
+    up with a separate run's), each with a leading seed axis; a tied head stays one tensor."""
+    mcfg = model_config(shrunk("position/learned", extra))
+    models = [LanguageModel(mcfg) for _ in range(3)]
+    folded = FoldedSeeds(models)
+    names = [(n, p.shape) for n, p in models[0].named_parameters()]
+    assert [(n, p.shape[1:]) for n, p in folded.model.named_parameters()] == names
+    assert all(p.shape[0] == 3 for p in folded.parameters())
+    assert (folded.model.head.weight is folded.model.tok.weight) == bool(extra)
+    for k, model in enumerate(models):
+        assert all(torch.equal(folded.seed_state(k)[n], v) for n, v in model.state_dict().items())
 
 
 @pytest.fixture(scope="module")
@@ -103,24 +197,42 @@ def test_a_diverging_seed_is_dropped_and_the_others_go_on(separate_and_batched, 
     """Seed 0's weights turn NaN before step 4: it is recorded as diverged there, as a separate
     run would be, and seeds 1 and 2 go on to the end with their separate runs' numbers."""
     _, separate, _ = separate_and_batched
+    real_step, calls = train_module.training_step, []
 
-    class PoisonsSeed0(SeedBatch):
-        calls = 0
+    def poisons_seed0(model, *args):
+        calls.append(1)
+        if len(calls) == 5:
+            with torch.no_grad():
+                model.model.head.bias[0] = float("nan")
+        return real_step(model, *args)
 
-        def step(self, *args):
-            PoisonsSeed0.calls += 1
-            if PoisonsSeed0.calls == 5:
-                with torch.no_grad():
-                    self.params["head.bias"][0] = float("nan")
-            return super().step(*args)
-
-    monkeypatch.setattr(train_module, "SeedBatch", PoisonsSeed0)
+    monkeypatch.setattr(train_module, "training_step", poisons_seed0)
     batched = train_module.train_seeds(tiny(smoke_data, "seed=0", "train.seed_batch=3"), tmp_path / "seed0")
+    assert len(calls) == 9  # steps 0-3, step 4 refused (seed 0's loss is NaN), again without seed 0, steps 5-7
     assert batched[0]["diverged"] and batched[0]["diverged_step"] == 4 and batched[0]["steps_done"] == 4
     assert batched[0]["held_out_ppl"] == {"128": None}
     for alone, together in zip(separate[1:], batched[1:]):
         assert not together["diverged"] and together["steps_done"] == 8
         assert relative(together["held_out_ppl"]["128"], alone["held_out_ppl"]["128"]) <= AGREEMENT
+
+
+def test_winograd_seeds_train_folded(tmp_path):
+    """`python -m attnlab.winograd train ... train.seed_batch=2` (attnlab.train.train trains the call's
+    seeds): both seeds' folders, each run as its separate run (its key, answers and curve to rounding)."""
+    W.write_split("role", tmp_path)
+    overrides = ["profile=smoke", "train.threads=1"]
+    separate = [W.train_to("role_block", tmp_path / "split.json", tmp_path / "alone" / f"seed{k}",
+                           [*overrides, f"seed={k}"]) for k in (4, 5)]
+    W.main(["train", "role_block", "--split", str(tmp_path / "split.json"), "--out", str(tmp_path / "folded" / "seed4"),
+            *overrides, "seed=4", "train.seed_batch=2"])
+    for alone in separate:
+        folder = tmp_path / "folded" / f"seed{alone['seed']}"
+        together = json.loads((folder / runs.METRICS).read_text())
+        assert together["config_hash"] == alone["config_hash"] and together["seed_batch"] == 2
+        assert together["held_out"] == alone["held_out"]
+        curves = [pd.read_csv(f / runs.CURVE).loss for f in (folder, tmp_path / "alone" / f"seed{alone['seed']}")]
+        assert ((curves[0] - curves[1]).abs() / curves[1]).max() <= AGREEMENT
+        assert (folder / "answers.csv").read_bytes() == (tmp_path / "alone" / f"seed{alone['seed']}" / "answers.csv").read_bytes()
 
 
 def test_seed_batch_needs_a_seed_folder_and_a_whole_number(smoke_data, tmp_path):

@@ -35,7 +35,7 @@ from attnlab.config import (ROOT, ConfigError, ablations, check_train, compose, 
                             model_config, scaled)
 from attnlab.device import pick_device
 from attnlab.model import LanguageModel, autocast
-from attnlab.seed_batch import SeedBatch
+from attnlab.seed_batch import FoldedSeeds, SeedBatch
 
 log = logging.getLogger("attnlab.train")
 # hand-made runs land in outputs/<profile>/<experiment or default>/<overrides or default>/seed<k>/ (configs/config.yaml)
@@ -48,15 +48,20 @@ def training_step(model: nn.Module, optimizer, loss_of: Callable[[], torch.Tenso
     """One step as every run takes it: forward and loss (autocast in bf16), then, if the loss is
     finite, backward, the global gradient norm clipped at grad_clip (None: not clipped) and the
     optimizer's step. Returns the loss; a non-finite one leaves the model untouched (the run records
-    it as diverged). The throughput and eval-cost measurements time this same function."""
+    it as diverged). `model` is one seed's model, or K seeds' (attnlab.seed_batch.FoldedSeeds: loss_of
+    gives the K losses, and none is stepped if any is not finite). The throughput, eval-cost and
+    runs-per-hour measurements time this same function."""
     with autocast(precision, device_type):
         loss = loss_of()
-    if not torch.isfinite(loss):
+    if not torch.isfinite(loss).all():
         return loss
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    loss.sum().backward()  # K seeds folded (FoldedSeeds): they share no weight, so each gets its own loss's gradient
     if grad_clip:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        if isinstance(model, FoldedSeeds):
+            model.clip_grad_norm_(grad_clip)  # each seed's norm on its own
+        else:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
     optimizer.step()
     return loss
 
@@ -267,6 +272,14 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
     def optimizer_state(i):
         return batch.optimizer_state(i) if batch is not None else active[i].optimizer.state_dict()
 
+    def step_all(x, y, lr) -> torch.Tensor:
+        """training_step for the active seeds: one seed's model, or the batch's folded one. Their losses, (K,)."""
+        model, optimizer = (active[0].model, active[0].optimizer) if batch is None else (batch.folded, batch.optimizer)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        return training_step(model, optimizer, lambda: model(x, y)[1], t.precision, device.type,
+                             t.grad_clip).reshape(-1)
+
     tokens_per_step = t.batch_size * mcfg.context
     results = {}  # seed -> metrics, filled as each seed finishes
 
@@ -307,17 +320,11 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
         tick = time.perf_counter()
         lr = learning_rate(step, t.lr, warmup, steps, t.schedule)
         drawn = [task.batch(r.batches) for r in active]
-        if batch is None:  # one seed: the separate run's own step
+        if batch is None:  # one seed: the separate run's own model
             x, y = (v.to(device) for v in drawn[0])
-            for group in active[0].optimizer.param_groups:
-                group["lr"] = lr
-            model = active[0].model
-            losses = training_step(model, active[0].optimizer, lambda: model(x, y)[1], t.precision, device.type,
-                                   t.grad_clip).reshape(1)
-        else:
-            x = torch.stack([d[0] for d in drawn]).to(device)
-            y = torch.stack([d[1] for d in drawn]).to(device)
-            losses = batch.step(x, y, lr, t.precision, device.type, t.grad_clip)
+        else:  # K seeds: (K, batch, context)
+            x, y = (torch.stack(v).to(device) for v in zip(*drawn))
+        losses = step_all(x, y, lr)
         diverged = [i for i, loss in enumerate(losses.tolist()) if not math.isfinite(loss)]
         if diverged:
             models = current_models()
@@ -330,7 +337,7 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
             kept = [i for i in range(len(active)) if i not in diverged]
             if batch is not None and kept:  # the others take this step again, on the same batches
                 batch = batch.keep(kept)
-                losses = batch.step(x[kept], y[kept], lr, t.precision, device.type, t.grad_clip)
+                losses = step_all(x[kept], y[kept], lr)
             active = [active[i] for i in kept]
             if not active:
                 break

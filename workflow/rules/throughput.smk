@@ -67,4 +67,9 @@ rule measure_runs_per_hour:
         logged("{PYTHON} -m attnlab.measure.runs_per_hour --profile {PROFILE} --out {output.result}")
 
 
-add_table("runs_per_hour", inputs={"runs_per_hour": runs_per_hour_step().outputs})
+# the GPU's rows: measured by hand where there is one (attnlab.measure.runs_per_hour_gpu) and committed; until
+# then the profile's GPU modes (measure.runs_per_hour_gpu), each row saying it was not measured
+RUNS_PER_HOUR_GPU = f"{RESULTS}/measure/runs_per_hour/runs_per_hour_gpu.json"
+GPU_ROWS = {"runs_per_hour_gpu": [RUNS_PER_HOUR_GPU]} if os.path.exists(RUNS_PER_HOUR_GPU) else \
+    {"gpu_modes": [f"configs/profile/{PROFILE}.yaml"]} if "runs_per_hour_gpu" in PROFILE_CONFIG.measure else {}
+add_table("runs_per_hour", inputs={"runs_per_hour": runs_per_hour_step().outputs, **GPU_ROWS})

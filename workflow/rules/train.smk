@@ -18,7 +18,9 @@ def train_command(run: str, seed, options: str, folder: str) -> str:
                   f" train.threads={{threads}} 'hydra.run.dir={folder}'")
 
 
-TRAIN_RESOURCES = dict(mem_mb=4000, runtime=240, gpu=0)
+# gpu_slots: each training job holds one, so `--resources gpu_slots=N` lets N of them share one GPU at once
+# (make reproduce-gpu); without it Snakemake does not limit them. gpu=0 is the cluster's request (README: GPU nodes).
+TRAIN_RESOURCES = dict(mem_mb=4000, runtime=240, gpu=0, gpu_slots=1)
 
 
 rule train:
@@ -44,20 +46,20 @@ rule train:
 
 # --- seeds trained together: --config seed_batch=K (on a GPU) -----------------------------------------
 # A published run's seeds that have no results yet, in groups of up to K consecutive seeds, each group
-# one job that trains them as one batched model (train.seed_batch): the files rule train writes, per
+# one job that trains them folded into one model (train.seed_batch): the files rule train writes, per
 # seed. Snakemake prefers a rule without wildcards to rule train for them. A seed with results is never
 # in a group, so a batch never retrains a published seed. It pays on a GPU, not on a CPU
-# (table runs_per_hour): pipeline.yaml keeps 1.
+# (table runs_per_hour): pipeline.yaml keeps 1. winograd.smk groups the Winograd runs' seeds the same way.
 SEED_BATCH = config.get("seed_batch", 1)
 if not (isinstance(SEED_BATCH, int) and SEED_BATCH >= 1):
     refuse(f"seed_batch={SEED_BATCH!r}: expected a whole number >= 1 (seeds per training job)")
 
 
-def seed_groups(run: str) -> list[list[int]]:
-    """The run's published seeds without a metrics.json, in groups of 2..SEED_BATCH consecutive seeds."""
+def seed_groups(seeds: list[int], metrics) -> list[list[int]]:
+    """The seeds whose metrics.json (metrics(seed): its path) is missing, in groups of 2..SEED_BATCH consecutive seeds."""
     groups = []
-    for seed in seeds_of(run):
-        if Path(run_dir(RESULTS, run, seed), RUN_FILES[0]).exists():
+    for seed in seeds if SEED_BATCH > 1 else []:
+        if Path(metrics(seed)).exists():
             continue
         if groups and groups[-1][-1] == seed - 1 and len(groups[-1]) < SEED_BATCH:
             groups[-1].append(seed)
@@ -66,7 +68,8 @@ def seed_groups(run: str) -> list[list[int]]:
     return [group for group in groups if len(group) > 1]
 
 
-for _run, _group in ((run, group) for run in EXPERIMENTS if SEED_BATCH > 1 for group in seed_groups(run)):
+for _run, _group in ((run, group) for run in EXPERIMENTS
+                     for group in seed_groups(seeds_of(run), lambda seed, run=run: f"{run_dir(RESULTS, run, seed)}/{RUN_FILES[0]}")):
     rule:
         # --lint 'absolute path': a run name's separator, made a rule name's underscore
         name: f"train_seeds_{_run.replace('/', '_')}_{_group[0]}_{_group[-1]}"

@@ -3,6 +3,7 @@
 # runs scored at one position. Outputs under results/<profile>/measure/winograd/<version>/.
 # Rows: src/attnlab/families/winograd.py.
 # --lint 'mixed rules and functions': this family's Step functions (its jobs' keys, inputs, outputs) stay beside its rules.
+from attnlab.families.contradictions import HYPOTHESES
 from attnlab.families.winograd import PROBED, VERSIONS
 import importlib
 
@@ -96,12 +97,44 @@ rule winograd_train:
         split=lambda w: split_step(w.version).outputs[0],
         out=lambda w: RUN_FOLDER.format(**w),
     threads: config.get("train_threads", 1)
-    resources: mem_mb=2000, runtime=60, gpu=0
+    resources: mem_mb=2000, runtime=60, gpu=0, gpu_slots=1  # as train.smk's TRAIN_RESOURCES
     log: f"{RUN_FOLDER}/train.log"
     conda: ENVIRONMENT
     shell:
         logged("{PYTHON} -m attnlab.winograd train {wildcards.version}_{wildcards.model} --split {params.split}"
                " --out {params.out} profile={PROFILE} seed={wildcards.seed} {params.overrides} train.threads={threads}")
+
+
+# --- seeds trained together (--config seed_batch=K, as train.smk's): a Winograd run's published seeds without
+# results, in groups of consecutive seeds, one job each (`winograd train ... train.seed_batch=K`)
+def published_seeds(version: str, model: str) -> list[int]:
+    """The seeds the pipeline trains of a Winograd run: its family table's, or (a run only a contradiction's
+    hypothesis trains) the hypothesis's, as contradictions.smk asks for them. No other seed gets a job."""
+    if any(m.name == model for m in VERSIONS[version]):
+        return winograd_seeds(version, model)
+    run = f"winograd/{version}_{model}"
+    h = next((h for h in HYPOTHESES if run in h.runs.values()), None)
+    return seeds_of(run, base=h.seeds_under(PROFILE_CONFIG.winograd_seeds)) if h else []
+
+
+for _version, _model, _group in ((v, m, group) for v, _, m in (run.partition("_") for run in WINOGRAD_RUNS)
+                                 for group in seed_groups(published_seeds(v, m),
+                                                          lambda seed, v=v, m=m: winograd_step(v, m, seed).outputs[0])):
+    rule:
+        name: f"winograd_seeds_{_version}_{_model}_{_group[0]}_{_group[-1]}"
+        input:
+            split=split_step(_version).outputs[0],
+            key_files=[winograd_step(_version, _model, seed).key_file for seed in _group],
+        output:
+            [path for seed in _group for path in winograd_step(_version, _model, seed).outputs],
+        threads: config.get("train_threads", 1)
+        resources: mem_mb=2000, runtime=60, gpu=0, gpu_slots=1
+        log: f"{RUN_FOLDER.format(home=RESULTS, version=_version, model=_model, seed=_group[0])}/train.log"
+        conda: ENVIRONMENT
+        shell:
+            logged(f"{{PYTHON}} -m attnlab.winograd train {_version}_{_model} --split {split_step(_version).outputs[0]}"
+                   f" --out {RUN_FOLDER.format(home=RESULTS, version=_version, model=_model, seed=_group[0])}"
+                   f" profile={{PROFILE}} seed={_group[0]} train.seed_batch={len(_group)} train.threads={{threads}}")
 
 
 for _version, _models in VERSIONS.items():

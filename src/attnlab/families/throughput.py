@@ -1,14 +1,15 @@
 """Table and figure `throughput`: training speed of the project's model (fused and explicit paths)
 against a reference built from nn.TransformerEncoderLayer, float32 and bf16, with the model FLOP
 utilisation against the machine's matmul peak. Rows come from attnlab.measure.throughput.
-Table `runs_per_hour`: whole runs per hour, one seed per process against K seeds batched, with and
-without compile (attnlab.measure.runs_per_hour)."""
+Table `runs_per_hour`: whole runs per hour, one seed per process against K seeds folded into one model,
+with and without compile (attnlab.measure.runs_per_hour; on a GPU attnlab.measure.runs_per_hour_gpu)."""
 
 import json
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import yaml
 
 from attnlab import style
 from attnlab.plots import figure
@@ -65,17 +66,34 @@ def throughput_figure(inputs, context):
     return fig
 
 
-RUNS_PER_HOUR_COLUMNS = ["setting", "n_blocks", "batch_size", "seed_batch", "compiled", "precision", "threads",
+RUNS_PER_HOUR_COLUMNS = ["setting", "n_blocks", "batch_size", "seed_batch", "processes", "compiled", "precision", "threads",
                          "ms_per_step", "time_spread", "compile_s", "run_steps", "run_s", "runs_per_hour", "vs_separate",
                          "runs", "steps", "device", "torch"]
 
 
+NOT_ON_A_GPU = "not measured on a GPU yet"
+
+
 @table("runs_per_hour")
 def runs_per_hour(inputs) -> pd.DataFrame:
-    """Each setting's modes: seeds per batch, then compiled or not, then precision."""
-    rows = json.loads(open(inputs["runs_per_hour"][0]).read())["rows"]
+    """The measuring machine's rows, then the GPU's (runs_per_hour_gpu: measured by hand, committed; or,
+    where none was, the profile's GPU modes, gpu_modes, each saying so), each machine's by setting, then
+    seeds per batch, compiled or not, precision."""
+    def measured(name):  # rows measured before `processes` was a column ran in one process
+        return [{"processes": 1, **r} for r in json.loads(open(inputs[name][0]).read())["rows"]]
+
+    rows = measured("runs_per_hour")
+    if "runs_per_hour_gpu" in inputs:
+        rows += measured("runs_per_hour_gpu")
+    elif "gpu_modes" in inputs:
+        groups = yaml.safe_load(open(inputs["gpu_modes"][0]))["measure"]["runs_per_hour_gpu"]["groups"]
+        rows += [{"setting": e, "seed_batch": k, "processes": g.get("processes", 1), "compiled": c, "precision": p,
+                  "device": NOT_ON_A_GPU}
+                 for g in groups for e in g["experiments"] for k in g.get("seed_batches", [1])
+                 for c in g.get("compile", [False]) for p in g.get("precisions", ["float32"])]
     df = pd.DataFrame(rows).reindex(columns=RUNS_PER_HOUR_COLUMNS)
-    settings = list(dict.fromkeys(df["setting"]))
-    order = pd.DataFrame({"setting": df["setting"].map(settings.index), "seed_batch": df["seed_batch"],
-                          "compiled": df["compiled"], "precision": df["precision"].map(PRECISIONS.index)})
-    return df.loc[order.sort_values(list(order.columns)).index].reset_index(drop=True)
+    devices, settings = list(dict.fromkeys(df["device"])), list(dict.fromkeys(df["setting"]))
+    order = pd.DataFrame({"device": df["device"].map(devices.index), "setting": df["setting"].map(settings.index),
+                          "processes": df["processes"], "seed_batch": df["seed_batch"], "compiled": df["compiled"],
+                          "precision": df["precision"].map(PRECISIONS.index)})
+    return df.loc[order.sort_values(list(order.columns), kind="stable").index].reset_index(drop=True)

@@ -1,9 +1,9 @@
 """Measurement `runs_per_hour`: how many training runs of an experiment one process finishes per hour,
-one seed per process (the pipeline's way) or K seeds as one batched model (train.seed_batch=K), with
-and without torch.compile (train.compile), in float32 and bf16 (train.precision).
+one seed per process (the pipeline's way) or K seeds folded into one model (train.seed_batch=K,
+attnlab.seed_batch), with and without torch.compile (train.compile), in float32 and bf16 (train.precision).
 
 For each experiment of the profile (measure.runs_per_hour) and each mode, the step is the one
-attnlab.train takes: training_step for one seed, SeedBatch.step for K, on the experiment's shapes
+attnlab.train takes: training_step of one seed's model, or of the K seeds' folded one, on the experiment's shapes
 and batch (random tokens), every mode's models alive at once. Each mode's first step is timed alone
 (with compile it compiles the forward and the backward), then the modes' timed runs of `steps` steps
 are interleaved `repeats` times, as attnlab.measure.throughput does, and the median taken.
@@ -49,16 +49,15 @@ def mode_workload(experiment: str, cfg: DictConfig, seed_batch: int, compiled: b
         models.append(LanguageModel(mcfg).to(device))
 
     if seed_batch == 1:
-        model = models[0]
+        model, optimizer, x, y = models[0], make_optimizer(models[0].parameters(), t), x[0], y[0]
         if compiled:
             model.compile()
-        step = partial(training_step, model, make_optimizer(model.parameters(), t), lambda: model(x[0], y[0])[1],
-                       precision, device.type, t.grad_clip)
     else:
         batch = SeedBatch(models, partial(make_optimizer, t=t), [None] * seed_batch, compiled)
-        step = partial(batch.step, x, y, t.lr, precision, device.type, t.grad_clip)
+        model, optimizer = batch.folded, batch.optimizer
+    step = partial(training_step, model, optimizer, lambda: model(x, y)[1], precision, device.type, t.grad_clip)
     columns = {"setting": experiment, "n_blocks": mcfg.n_blocks, "batch_size": t.batch_size,
-               "seed_batch": seed_batch, "compiled": compiled, "precision": precision,
+               "seed_batch": seed_batch, "processes": 1, "compiled": compiled, "precision": precision,
                "run_steps": scaled(cfg, t.steps)}
     return Workload(columns, step, 0, seed_batch * t.batch_size * mcfg.context)
 

@@ -1,0 +1,112 @@
+"""attnlab.campaign: the seed plan (seeds_per_run's and the sweeps' seeds without results) in groups of
+folded seeds, its CPU dry run, and on the smoke profile the whole way: packed, trained before a
+deadline, landed with the runs' keys so that the pipeline has nothing left to train."""
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+from attnlab import campaign
+
+
+def finished(root, profile, run, seed, key):
+    """A seed folder as the pipeline leaves it: metrics.json and its key file."""
+    folder, job = (pattern.format(seed=seed) for pattern in campaign.run_home(profile, run))
+    (root / folder).mkdir(parents=True)
+    (root / folder / "metrics.json").write_text("{}")
+    (root / f"results/{profile}/stamps" / job).mkdir(parents=True)
+    (root / f"results/{profile}/stamps" / job / f"{key}.key").write_text(key + "\n")
+
+
+def test_the_plan_groups_the_seeds_without_results(tmp_path):
+    """Seed 1 finished, seed 3 trained under an old key: seeds 0, 2-3 (the stale one retrains) and 4, in
+    groups of consecutive seeds no larger than the seed batch, each seed with its current key."""
+    cfg = campaign.composed_run("smoke", "ladder/block")
+    keys = [campaign.seed_key(cfg, seed) for seed in range(5)]
+    finished(tmp_path, "smoke", "ladder/block", 1, keys[1])
+    finished(tmp_path, "smoke", "ladder/block", 3, "0123456789abcdef")
+    groups = campaign.plan("smoke", {"ladder/block": 5, "winograd/role_block": 1}, seed_batch=2, root=tmp_path)
+    assert [(g["run"], g["seeds"]) for g in groups] == [("ladder/block", [0]), ("ladder/block", [2, 3]),
+                                                        ("ladder/block", [4]), ("winograd/role_block", [0])]
+    assert [k for g in groups[:3] for k in g["keys"]] == [keys[0], keys[2], keys[3], keys[4]]
+    assert len(set(keys)) == 5 and groups[3]["folder"] == "results/smoke/measure/winograd/role/block/seed{seed}"
+    assert campaign.group_command("smoke", groups[1], "out", "b")[:3] == ["-m", "attnlab.train", "experiment=ladder/block"]
+    assert "train.seed_batch=2" in campaign.group_command("smoke", groups[1], "out", "b")
+
+
+def test_the_dry_run_prints_each_group_and_trains_nothing(tmp_path, capsys):
+    groups = campaign.plan("smoke", {"ladder/average": 3}, seed_batch=2, root=tmp_path)
+    (tmp_path / "plan.json").write_text(json.dumps({"profile": "smoke", "data_dir": "results/smoke/data",
+                                                    "groups": groups}))
+    campaign.main(["train", "--bundle", str(tmp_path), "--minutes", "1", "--dry-run"])
+    out = capsys.readouterr().out
+    assert out.startswith("3 runs in 2 processes") and "assumed 10 TFLOP/s" in out
+    assert "experiment=ladder/average profile=smoke seed=0 train.seed_batch=2" in out and "seed=2 train.seed_batch=1" in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_cost_prices_the_runs_a_dry_run_lists():
+    line = campaign.cost("full", ["results/full/runs/ladder/block/seed11/metrics.json",
+                                  "results/full/runs/ladder/block/seed12/metrics.json",
+                                  "results/full/measure/winograd/role/block/seed300/metrics.json"], 10.0)
+    one_block = campaign.run_flops(campaign.composed_run("full", "ladder/block"))
+    assert one_block == pytest.approx(53e12, rel=0.01)  # the issue's 53 TFLOP for a 1-block full run
+    assert line.startswith("3 runs, ")
+
+
+@pytest.mark.parametrize("arg,message", [("--run=ladder/block=0", "expected RUN=N"),
+                                         ("--run=ladder/nothing=2", "ladder/nothing")])
+def test_a_bad_plan_stops_with_one_line(arg, message, capsys):
+    with pytest.raises(SystemExit, match=message):
+        campaign.main(["plan", "--profile", "smoke", arg])
+
+
+def own_code(repo):
+    return {**os.environ, "PYTHONPATH": str(repo / "src")}
+
+
+@pytest.mark.slow
+def test_a_campaign_trains_before_its_deadline_and_lands_what_the_pipeline_reads(smoke_run, tmp_path):
+    """In the smoke build: ladder/average seeds 1-2 (folded) and winograd/role_average seed 1 planned,
+    packed, trained on the CPU, landed: each seed in its folder under its key, and Snakemake, asked for
+    those seeds, has nothing to do. A deadline too short for any run lands nothing."""
+    def campaign_call(*args):
+        result = subprocess.run([sys.executable, "-m", "attnlab.campaign", *args], cwd=smoke_run,
+                                env=own_code(smoke_run), capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result.stdout
+
+    plan = ["--profile", "smoke", "--run", "ladder/average=3", "--run", "winograd/role_average=2", "--seed-batch", "2"]
+    printed = campaign_call("pack", *plan)
+    assert "ladder/average: 2 seeds (1–2)" in printed and "winograd/role_average: 1 seeds (1–1)" in printed
+    printed = campaign_call("train", "--minutes", "5", "--processes", "2", "--archive", str(tmp_path / "runs.tar.gz"))
+    assert "3 runs finished, 0 cut at the deadline, 0 not started" in printed
+    with tarfile.open(tmp_path / "runs.tar.gz") as tar:
+        assert not [n for n in tar.getnames() if n.endswith(".pt")]
+        assert json.loads(tar.extractfile("campaign.json").read())["torch"]
+    campaign_call("land", str(tmp_path / "runs.tar.gz"))
+    for run, folder, job, seed, batch in [("ladder/average", "runs/ladder/average", "train/ladder/average", 1, 2),
+                                          ("ladder/average", "runs/ladder/average", "train/ladder/average", 2, 2),
+                                          ("winograd/role_average", "measure/winograd/role/average",
+                                           "winograd_train/role/average", 1, 1)]:
+        metrics = json.loads((smoke_run / f"results/smoke/{folder}/seed{seed}/metrics.json").read_text())
+        assert metrics["seed"] == seed and metrics["seed_batch"] == batch and not metrics["diverged"]
+        (key,) = (smoke_run / f"results/smoke/stamps/{job}/seed{seed}").glob("*.key")
+        assert key.stem == metrics["config_hash"]
+    targets = ["results/smoke/runs/ladder/average/seed2/metrics.json",
+               "results/smoke/measure/winograd/role/average/seed1/metrics.json"]
+    dry = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--config", "profile=smoke",
+                          "seeds_per_run={smoke: {ladder/average: 3, winograd/role_average: 2}}", "-n", "--", *targets],
+                         cwd=smoke_run, env=own_code(smoke_run), capture_output=True, text=True, check=True)
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+    assert "0 runs in 0 processes" in campaign_call("plan", *plan)  # landed: nothing left of the plan
+
+    campaign_call("pack", "--profile", "smoke", "--run", "ladder/average=5")
+    printed = campaign_call("train", "--minutes", str(21 / 60), "--archive", str(tmp_path / "cut.tar.gz"))
+    assert "0 runs finished, 2 cut at the deadline" in printed
+    with tarfile.open(tmp_path / "cut.tar.gz") as tar:
+        assert tar.getnames() == ["campaign.json"]
