@@ -207,7 +207,8 @@ def readme_section(df: pd.DataFrame, readme_dir: Path, ledger_path: Path, links:
              "", f"**{summary_line(df)}.**", "", "What each verdict means:", "", *verdict_definitions(), ""]
     lines.append(" · ".join([*(link(p, "the report: verdict, every table and figure") for p in links.get("report", [])),
                              link(ledger_md, "the whole ledger")]) + ".")
-    lines += ["", "The chapter's headline numbers (ours: mean ± std over seeds, and the mean's 95 % interval):", "",
+    lines += ["", "The chapter's headline numbers (ours: mean ± the sd of one run over seeds, and the mean's 95 % "
+              "interval, at 1 − 5 %/looks where a row's seeds were added after reading the ledger):", "",
               compact.to_markdown(index=False, disable_numparse=True), ""]
     for path in links.get("time", []):
         cost = pd.read_csv(path)
