@@ -452,7 +452,7 @@ def judge(claim: dict, tables: dict, looks: int = 1) -> dict:
     judged = verdict(rule.status, concluded.status if concluded else None)
     row["seed_share"] = " · ".join(o.share for o in (rule, concluded) if o and o.share)
     undecided = [o for o in (rule, concluded) if o and o.status == "inconclusive"]
-    whys = [o.why for o in undecided if o.why]
+    whys = list(dict.fromkeys(o.why for o in undecided if o.why))  # one reason once, for the rule and conclusion
     if whys:
         row["plan"] = f"{MIN_REPEATS} repeated timings per size"
     if judged == "INCONCLUSIVE":
@@ -475,9 +475,10 @@ def checked(check: dict, value: Sample, claim: dict, tables: dict, judging: Judg
     """run_check, or undecided where it reads a timing measured fewer than MIN_REPEATS times."""
     outcome = run_check(check, value, claim, tables, judging, by_share)
     if timed_short(claim, expressions, value):
+        measured = max(value.counts, default=1)
         return Outcome("inconclusive", outcome.margin, why=(
-            f"a timing measured {max(value.counts, default=1)} time(s) per size: it is judged on at least "
-            f"{MIN_REPEATS} repeated measurements"))
+            f"a timing measured {'once' if measured == 1 else f'{measured} times'} per size: it is judged on at "
+            f"least {MIN_REPEATS} repeated measurements"))
     return outcome
 
 
