@@ -128,27 +128,52 @@ def one_row(mean, sd, n, column="w"):
     return {"t": seeded(pd.DataFrame({"k": [0]}), column, [spread_seeds(mean, sd, n)])}
 
 
-def test_the_mean_is_judged_by_its_interval_which_more_seeds_narrow():
-    rule = {"kind": "absolute", "tolerance": 0.5}
-    on_target = claim(rule, {"column": "w"}, chapter=38.0)
-    # 38.1 ± 0.4: three seeds' interval (±1.0) reaches past the tolerance; ten seeds' (±0.29) does not
-    three = C.judge(on_target, one_row(38.1, 0.4, 3))
+def test_a_bound_is_judged_by_the_means_interval_which_more_seeds_narrow():
+    between = claim({"kind": "between", "low": 37.5, "high": 38.5}, {"column": "w"}, chapter="38 ± 0.5")
+    # 38.1 ± 0.4: three seeds' interval (±1.0) reaches past the edge 38.5; ten seeds' (±0.29) does not
+    three = C.judge(between, one_row(38.1, 0.4, 3))
     assert three["verdict"] == "INCONCLUSIVE" and three["seeds"] == 3
-    assert "about 7 seeds would decide it" in three["note"]  # t(n−1)·0.4/√n < 0.4 from n = 7
-    assert C.judge(on_target, one_row(38.1, 0.4, 10))["verdict"] == "MATCH"
-    # an interval wholly outside the tolerance is a miss, however wide the spread
-    assert verdict(claim(rule, {"column": "w"}, chapter=36.0), one_row(38.1, 0.4, 3)) == "CONTRADICTED"
+    # 80 % power at the next look's level (97.5 %): the margin 0.4 (= 1 sd) clears 0 once √n − t(0.9875, n − 1)
+    # reaches 0.84: n = 12
+    assert three["plan"] == "12 seeds per row" and "about 12 seeds per row would decide it" in three["note"]
+    assert C.judge(between, one_row(38.1, 0.4, 10))["verdict"] == "MATCH"
+    # an interval wholly outside the bounds is a miss, however wide the spread
+    assert verdict(claim({"kind": "between", "low": 35.5, "high": 36.5}, {"column": "w"}, "36"),
+                   one_row(38.1, 0.4, 3)) == "CONTRADICTED"
 
 
-def test_the_ledger_shows_the_interval_and_whether_the_chapters_run_is_a_plausible_draw():
+def test_a_printed_number_is_judged_as_one_run_against_ours():
+    """The chapter's 0.49 is one run: Δ = 0.647 − 0.49 against one run of ours, 0.274·√(1 + 1/5), within ±0.1
+    (± half its last digit, 0.005). It is well inside our runs' spread (no contradiction), and no count of
+    seeds shows agreement to ±0.105 with one run that spreads ±0.3: CONSISTENT."""
     rule = {"kind": "absolute", "tolerance": 0.1}
     row = C.judge(claim(rule, {"column": "w"}, chapter=0.49), one_row(0.647, 0.274, 5))
-    # 95 % interval 0.647 ± 2.776 · 0.274 / √5; one more seed falls within ± 2.776 · 0.274 · √1.2
-    assert row["interval"] == "[0.3068, 0.9872]" and row["plausible_draw"] == "yes"
-    assert row["verdict"] == "INCONCLUSIVE" and row["reproduced"] == "0.647 ± 0.274"
+    assert row["interval"] == "[0.3068, 0.9872]"  # the mean's: 0.647 ± 2.776 · 0.274 / √5
+    assert row["verdict"] == "CONSISTENT" and row["reproduced"] == "0.647 ± 0.274"
+    assert row["margin"] == "Δ 1.5 tol ± 7.9 (one run)"  # 0.157 / 0.105; 2.776 · 0.274 · √1.2 / 0.105
     far = C.judge(claim(rule, {"column": "w"}, chapter=0.2), one_row(0.9, 0.01, 5))
-    assert far["plausible_draw"] == "no" and far["verdict"] == "CONTRADICTED"
-    assert C.judge(claim(rule, {"column": "w"}, chapter=0.2), {"t": pd.DataFrame({"w": [0.2]})})["plausible_draw"] == ""
+    assert far["verdict"] == "CONTRADICTED"
+    near = C.judge(claim(rule, {"column": "w"}, chapter=0.9), one_row(0.91, 0.01, 5))
+    assert near["verdict"] == "MATCH"  # 0.01 ± 2.132 · 0.01 · √1.2 inside ±0.105
+    # undecided, and more seeds could decide it: INCONCLUSIVE with its plan
+    edge = C.judge(claim(rule, {"column": "w"}, chapter=0.85), one_row(0.9, 0.02, 3))
+    assert edge["verdict"] == "INCONCLUSIVE" and edge["plan"].endswith("seeds per row")
+    # one value (an analytic table): its own interval, the tolerance as written
+    assert verdict(claim(rule, {"column": "w"}, chapter=0.2), {"t": pd.DataFrame({"w": [0.305]})}) == "CONTRADICTED"
+    assert verdict(claim(rule, {"column": "w"}, chapter=0.2), {"t": pd.DataFrame({"w": [0.29]})}) == "MATCH"
+
+
+def test_the_chapters_last_printed_digit_widens_the_tolerance_by_half_of_it():
+    from attnlab.claims.rules import load_claims, printed_step, rounding
+    claims = {c["id"]: c for c in load_claims()}
+    assert float(printed_step(claims["winograd_attention.block1_first_noun"]["chapter"])) == pytest.approx(0.01)  # 0.70
+    assert float(printed_step(claims["score_runaway.final_std"]["chapter"])) == 1.0  # 5147
+    assert float(printed_step(claims["shuffle_test.order_blind"]["chapter"])) == pytest.approx(1e-10)  # 2.98e-08
+    assert float(rounding(claims["score_runaway.entropy"])) == 0.0  # "zero", in words
+    # 3 printed as "3": 2.5 … 3.5; three seeds at 3.9 ± 0.01 are inside ±0.5 + 0.5, not ±0.5
+    three = claim({"kind": "absolute", "tolerance": 0.5}, {"column": "w"}, chapter=3)
+    assert verdict(three, one_row(3.9, 0.01, 3)) == "MATCH"
+    assert verdict({**three, "rounding": 0}, one_row(3.9, 0.01, 3)) == "CONTRADICTED"
 
 
 def test_one_sided_checks_use_the_interval_and_between_has_no_half_band_tolerance():
@@ -172,12 +197,14 @@ def test_differences_are_taken_seed_by_seed():
     gap = {"difference": [ppl(2), ppl(3)]}
     assert C.evaluate(gap, seeds, "t") == pytest.approx(row2 - row3)
     assert verdict(claim({"kind": "absolute", "tolerance": 0.5}, gap, chapter=2.14), seeds) == "MATCH"
-    # rows with fewer seeds pair on the seeds both have
+    # rows of different seed sets do not pair: all seeds of both (Welch), the spread of each row its own
     fewer = {"t": seeded(LADDER, "held_out_ppl", [[60.0] * 5, row2, row3[:3], [61.0] * 5])}
-    assert C.evaluate(gap, fewer, "t") == pytest.approx((row2 - row3)[:3])
-    # ... in bounds too: row 3 (three seeds) below row 2 (five seeds), seed k against seed k
+    judged = C.judge(claim({"kind": "above", "than": 1.0}, gap, chapter="> 1"), fewer)
+    assert judged["seeds"] == 3 and judged["seed_sets"] == "5 · 3" and judged["verdict"] == "INCONCLUSIVE"
+    assert judged["reproduced"].startswith(C.render.show_number(row2.mean() - row3[:3].mean()))
+    # ... in bounds too: row 3 (three seeds) below row 2 (five seeds) by 2 — decided only paired
     below = claim({"kind": "below", "than": ppl(2)}, ppl(3), chapter="<")
-    assert C.judge(below, fewer)["seeds"] == 3 and verdict(below, fewer) == "MATCH"
+    assert verdict(below, seeds) == "MATCH" and verdict(below, fewer) == "INCONCLUSIVE"
 
 
 def test_an_outcome_that_splits_across_seeds_is_judged_on_its_share():
@@ -204,6 +231,8 @@ def test_exact_checks_ignore_the_seeds():
     ("pass", None, "MATCH"), ("pass", "pass", "MATCH"), ("pass", "inconclusive", "INCONCLUSIVE"),
     ("pass", "fail", "CONTRADICTED"), ("inconclusive", None, "INCONCLUSIVE"),
     ("inconclusive", "pass", "INCONCLUSIVE"), ("inconclusive", "fail", "CONTRADICTED"),
+    ("consistent", None, "CONSISTENT"), ("consistent", "pass", "CONSISTENT"),
+    ("consistent", "inconclusive", "INCONCLUSIVE"), ("consistent", "fail", "CONTRADICTED"),
     ("fail", None, "CONTRADICTED"), ("fail", "pass", "CONCLUSION HOLDS"), ("fail", "inconclusive", "INCONCLUSIVE"),
     ("fail", "fail", "CONTRADICTED"),
 ])
@@ -214,7 +243,8 @@ def test_verdict_of_every_rule_and_conclusion_status(rule, conclusion, expected)
 def test_margins_read_in_tolerances_with_their_interval_or_past_the_bound():
     rule = {"kind": "relative", "tolerance": 0.01}
     assert C.judge(claim(rule, ppl(1), chapter=59.7), {"t": LADDER})["margin"] == "0.5 tol"  # 0.3 of 0.597
-    assert C.judge(claim(rule, {"column": "w"}, chapter=59.7), one_row(60.0, 0.3, 3))["margin"] == "0.5 tol ± 1.2"
+    # one run of the chapter's: Δ = 0.3 over 0.597 + 0.05 (half of the printed 0.1), ± t(0.975, 2) · 0.3 · √(4/3)
+    assert C.judge(claim(rule, {"column": "w"}, chapter=59.7), one_row(60.0, 0.3, 3))["margin"] == "Δ 0.46 tol ± 2.3 (one run)"
     above = C.judge(claim({"kind": "above", "than": 50}, {"column": "w"}, ">"), one_row(60.0, 2.0, 3))
     assert above["margin"] == "clears by 10 ± 4.968"
     assert C.judge(claim({"kind": "exact"}, ppl(1), chapter=61.0), {"t": LADDER})["margin"] == "off by 1"
@@ -343,9 +373,13 @@ def test_check_cli_writes_a_labelled_ledger_of_every_claim(tmp_path, capsys):
     assert verdicts["corpus.split"] == "MATCH"  # 34,108 of 37,898 tokens train: 0.9 to the token
     assert "margin" in df.columns and df.set_index("id").loc["corpus.chars_per_token", "margin"].endswith("tol")
     summary = capsys.readouterr().out.strip()
-    assert "profile smoke" in summary and "not expected to match" in summary and f"{len(ids)} —" in summary
-    assert all(f"{verdict}" in summary for verdict in C.VERDICTS)  # INCONCLUSIVE counted apart, even at 0
-    assert summary in (out / "claims.md").read_text()
+    assert "profile smoke" in summary and "not expected to match" in summary and f": {len(ids)};" in summary
+    kinds = df["kind"].value_counts()
+    assert f"{kinds['analytic']} analytic — " in summary and ("trained" in summary) == ("trained" in kinds)
+    markdown = (out / "claims.md").read_text()
+    assert summary in markdown
+    for verdict_name, meaning in C.VERDICTS.items():  # each verdict defined once, in the ledger's words
+        assert f"**{verdict_name}**: {meaning}" in markdown
 
 
 def test_readme_section_is_spliced_between_markers_and_refused_without_them(tmp_path):
@@ -360,10 +394,11 @@ def test_readme_section_is_spliced_between_markers_and_refused_without_them(tmp_
     with pytest.raises(SystemExit, match="results:start"):
         C.main(args)
     assert readme.read_text() == "# attnlab\n\nintro\n"  # nothing half-written
-    readme.write_text(f"# attnlab\n\n## Results\n{C.README_START}\nold\n{C.README_END}\n\n## Tests\n")
+    readme.write_text(f"# attnlab\n\n## Results\n{C.README_START}\nOLD SECTION\n{C.README_END}\n\n## Tests\n")
     C.main(args + ["--out", str(out / "readme_results.md")])
     once = readme.read_text()
-    assert "old" not in once and "## Tests" in once and "profile full" in once and "| verdict" in once
+    assert "OLD SECTION" not in once and "## Tests" in once and "profile full" in once and "| verdict" in once
+    assert all(f"**{v}**: {meaning}" in once for v, meaning in C.VERDICTS.items())
     assert "(results/full/tables/corpus.md)" in once and "(figures/full/average_ladder.png)" in once
     assert "(results/full/claims.md)" in once
     headline = [line for line in once.splitlines() if line.startswith("| ") and "|" in line[2:]]

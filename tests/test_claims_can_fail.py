@@ -1,6 +1,8 @@
 """Every claim can fail and can match: each is judged on the published quick tables with the cells it reads
 changed so that the chapter's point is false (CONTRADICTED: neither MATCH nor CONCLUSION HOLDS, and not
-INCONCLUSIVE either — the false world is clearly false), and changed so that it is true (MATCH).
+INCONCLUSIVE either — the false world is clearly false), and changed so that it is true (MATCH). And every
+claim, its cells edited just past the chapter's wording (the number just outside its tolerance, the
+conclusion just past its edge), is neither MATCH nor CONCLUSION HOLDS: no rule passes a false point.
 
 Values come from the claims file (`c.chapter(...)`) or from the real cells (`c.cell(...)`): the chapter's
 numbers live only in configs/claims.yaml.
@@ -13,6 +15,8 @@ import numpy as np
 import pytest
 
 from attnlab import claims as C
+from attnlab.claims.evaluate import estimate
+from attnlab.claims.rules import rounding
 from attnlab.tables import SEEDS_SUFFIX, per_seed
 
 QUICK_TABLES = C.ROOT / "results" / "quick" / "tables"
@@ -39,8 +43,9 @@ class Context:
         return CLAIMS[claim_id or self.claim["id"]]["chapter"]
 
     def cell(self, table: str, where: dict | None, column: str) -> float:
-        return float(C.evaluate({"column": column, "where": where, "table": table, "reduce": "first"},
-                                self.tables, table)[0])
+        """The cell's value: the mean over its seeds."""
+        return float(estimate({"column": column, "where": where, "table": table, "reduce": "first"},
+                              self.tables, table).point)
 
 
 def edited(tables: dict, claim: dict, puts: list[Put]) -> dict:
@@ -144,6 +149,13 @@ AVERAGE, BLOCK, TWO_BLOCKS = ({"model": m} for m in (
     "uniform causal average (block with attention swapped out)", "one transformer block", "two transformer blocks"))
 RUNS = ("pre_no_warmup", "pre_warmup", "post_no_warmup", "post_warmup")
 EXPLICIT_ROWS = (1024, 2048, 4096, 8192)
+LAST_MEASURED = {"path": "explicit", "tokens": 8192}
+VISIBLE = CLAIMS["winograd_attention.block1_same"]["value"]["difference"][0]["columns"]  # a row's 15 weights
+
+
+def repeats(where: dict, column: str, value: float, spread: float = 0.01) -> Put:
+    """A timing of attention_scaling measured five times (its repeats as a row's seeds), about `value`."""
+    return Put("attention_scaling", where, column, [value * (1 + spread * k) for k in (-2, -1, 0, 1, 2)])
 
 
 def chapter_runs() -> list[Put]:
@@ -300,17 +312,18 @@ CASES = {
          Put("position_extrapolation", ALIBI, "ppl_256", of("position_extrapolation.alibi_256"))],
         [Put("position_extrapolation", ALIBI, "ppl_256",  # a 0.2 % drop: not an improvement
              lambda c: 0.998 * c.cell("position_extrapolation", ALIBI, "ppl_128"))]),
-    "attention_scaling.ratio_to_4": (
-        [Put("attention_scaling", {"path": "explicit", "tokens": 8192}, "memory_ratio", chapter),
-         Put("attention_scaling", {"path": "explicit", "tokens": 8192}, "time_ratio", 4.0)],
-        [Put("attention_scaling", {"path": "explicit", "tokens": 8192}, "memory_ratio", 2.0)]),
-    "attention_scaling.time_exponent": number_case("attention_scaling", {"path": "explicit", "tokens": 8192}, "time_exponent", 1.0),
+    "attention_scaling.ratio_to_4": (  # timings judged on five repeats (one median is not enough: see below)
+        [Put("attention_scaling", LAST_MEASURED, "memory_ratio", chapter), repeats(LAST_MEASURED, "time_ratio", 4.0)],
+        [Put("attention_scaling", LAST_MEASURED, "memory_ratio", 2.0), repeats(LAST_MEASURED, "time_ratio", 4.0)]),
+    "attention_scaling.time_exponent": ([repeats(LAST_MEASURED, "time_exponent", 1.91)],
+                                        [repeats(LAST_MEASURED, "time_exponent", 1.0)]),
     "attention_scaling.memory_exponent": number_case("attention_scaling", {"path": "explicit", "tokens": 8192}, "memory_exponent", 1.0),
     "attention_scaling.projections_linear": (
-        [Put("attention_scaling", {"path": "explicit", "tokens": n}, "ms_projections", n / 100) for n in EXPLICIT_ROWS],
-        [Put("attention_scaling", {"path": "explicit", "tokens": n}, "ms_projections", n * n / 1e5) for n in EXPLICIT_ROWS]),
-    "attention_scaling.matrix_mb": ([Put("attention_scaling", {"path": "explicit", "tokens": 128}, "matrix_mb", 0.5)],
-                                    [Put("attention_scaling", {"path": "explicit", "tokens": 16384}, "matrix_mb", 4096.0)]),
+        [repeats({"path": "explicit", "tokens": n}, "ms_projections", n / 100) for n in EXPLICIT_ROWS],
+        [repeats({"path": "explicit", "tokens": n}, "ms_projections", n * n / 1e5) for n in EXPLICIT_ROWS]),
+    "attention_scaling.matrix_mb": (  # the matrix at 16,384 tokens fills the memory: the explicit layer ran there
+        [Put("attention_scaling", {"path": "explicit", "tokens": 128}, "matrix_mb", 0.5)],
+        [Put("attention_scaling", {"path": "explicit", "tokens": 16384}, "status", "ok")]),
     "winograd_category.average": ([share("winograd_category", AVERAGE, chapter)],
                                   [share("winograd_category", AVERAGE, 75.0)]),
     "winograd_category.block": ([share("winograd_category", BLOCK, chapter)],
@@ -320,7 +333,7 @@ CASES = {
          share("winograd_category", BLOCK, of("winograd_category.block"))],
         [share("winograd_category", AVERAGE, 80.0),
          share("winograd_category", BLOCK, 80.0)]),  # a tie
-    "winograd_role.average": ([share("winograd_role", AVERAGE, chapter)],
+    "winograd_role.average": ([share("winograd_role", AVERAGE, chapter), share("winograd_role", AVERAGE, 22.1, "other")],
                               [share("winograd_role", AVERAGE, 60.0)]),  # above chance
     "winograd_role.average_wrong_noun": ([share("winograd_role", AVERAGE, chapter, "wrong_noun")],
                                          [share("winograd_role", AVERAGE, 20.0, "wrong_noun")]),
@@ -335,8 +348,10 @@ CASES = {
         [Put("winograd_attention", {"block": 1}, col,
              (lambda col: lambda c: c.cell("winograd_attention", {"adjective": "tired", "block": 1}, col))(col), spread=0.001)
          for col in CLAIMS["winograd_attention.block1_same"]["value"]["difference"][0]["columns"]],
-        [Put("winograd_attention", {"adjective": "wet", "block": 1}, "1:animal",
-             lambda c: c.cell("winograd_attention", {"adjective": "tired", "block": 1}, "1:animal") + 0.2)]),
+        [Put("winograd_attention", {"adjective": "tired", "block": 1}, "1:animal",
+             lambda c: c.cell("winograd_attention", {"adjective": "tired", "block": 1}, "1:animal"), spread=0.001),
+         Put("winograd_attention", {"adjective": "wet", "block": 1}, "1:animal",
+             lambda c: c.cell("winograd_attention", {"adjective": "tired", "block": 1}, "1:animal") + 0.2, spread=0.001)]),
     "winograd_attention.block1_first_noun": (  # the chapter's weight on the first noun, but more on the second
         attention({"block": 1}, animal=(chapter, 0.01)),
         attention({"block": 1}, animal=(chapter, 0.01))
@@ -383,25 +398,164 @@ CASES = {
 }
 
 
-# Just past the chapter's wording: the world where the number is a little short of what the chapter says
-# (not a broken table). Each was a MATCH or CONCLUSION HOLDS under a softer rule this ledger once had.
+# Just past the chapter's wording: the number just outside its tolerance (widened by half the chapter's last
+# printed digit), or the conclusion just past its edge — not a broken table. None may be a MATCH or CONCLUSION
+# HOLDS; the issue's examples of rules that once passed such a point are marked "(once passed)".
+
+def past(claim_id: str | None = None, by: float = 1.02):
+    """The chapter's number just past its one-run tolerance (the rule's, plus half the last printed digit)."""
+    def value(c):
+        claim = CLAIMS[claim_id or c.claim["id"]]
+        number, rule = float(claim["chapter"]), claim["rule"]
+        tolerance = rule["tolerance"] * (abs(number) if rule["kind"] == "relative" else 1.0) + float(rounding(claim)) / 2
+        return number + by * tolerance
+    return value
+
+
+def past_number(table, where, column) -> list[Put]:
+    return [Put(table, where, column, past(), spread=0.0)]
+
+
+def cell_times(table, where, column, k, plus=0.0):
+    return lambda c: k * c.cell(table, where, column) + plus
+
+
+def ppl_row(n, value):
+    return Put("ladder", row(n), "held_out_ppl", value, spread=0.0)
+
+
+QKV = {"parameters": "attention_qkv"}
 JUST_PAST = {
-    "average_ladder.dilution": [put_row("average_ladder", 2, lambda c: 2.2 * c.cell("average_ladder", row(1), "held_out_ppl"))],
-    "effective_tokens.undivided_one_token": [  # the example row on one token, the rows on average on three
+    "corpus.characters": [Put("corpus", {"quantity": "characters"}, "value", lambda c: c.chapter() + 1)],
+    "corpus.tokens": [Put("corpus", {"quantity": "tokens"}, "value", lambda c: 1.0011 * c.chapter())],
+    "corpus.chars_per_token": past_number("corpus", {"quantity": "characters per token"}, "value"),
+    "corpus.vocabulary": [Put("corpus", {"quantity": "vocabulary"}, "value", 1025)],
+    "corpus.split": [
+        Put("corpus", {"quantity": "train tokens"}, "value", cell_times("corpus", {"quantity": "tokens"}, "value", 0.90002)),
+        Put("corpus", {"quantity": "held-out tokens"}, "value", cell_times("corpus", {"quantity": "tokens"}, "value", 0.09998))],
+    "average_ladder.no_context": past_number("average_ladder", row(1), "held_out_ppl"),
+    "average_ladder.dilution": [  # 2.45 times worse: under half the chapter's gap
+        put_row("average_ladder", 2, cell_times("average_ladder", row(1), "held_out_ppl", 2.45))],
+    "average_ladder.positions": [  # positions recover 5.5 % of what averaging lost
+        put_row("average_ladder", 3, lambda c: c.cell("average_ladder", row(2), "held_out_ppl") - 0.055 * (
+            c.cell("average_ladder", row(2), "held_out_ppl") - c.cell("average_ladder", row(1), "held_out_ppl")))],
+    "average_ladder.residual": [put_row("average_ladder", 4, cell_times("average_ladder", row(1), "held_out_ppl", 1.035))],
+    "shuffle_test.order_blind": [Put("shuffle_test", {"T": 128}, "max_abs_diff", 1.1e-5)],
+    "average_equivalence.three_ways": [Put("average_equivalence", {"pair": "loop vs softmax"}, "max_abs_diff", 1.1e-5)],
+    "averaging_matrix.six_by_six": [Put("averaging_matrix", {"t": 3}, "3", 0.3324)],
+    "averaging_matrix.masked_exactly_zero": [Put("averaging_matrix", {"t": 1}, "masked_weight_max", 1e-12)],
+    **{f"score_variance.var_d{d}": [Put("score_variance", {"d": d}, "var", 1.051 * d)] for d in (4, 16, 64, 256, 1024)},
+    "score_variance.std": [Put("score_variance", {"d": 1024}, "std", 1.026 * 32)],
+    "effective_tokens.undivided_one_token": [  # the example row on one token, the rows on average on 1.55
         Put("effective_tokens", {"d_k": 256}, "effective_undivided", chapter),
-        Put("effective_tokens", {"d_k": 256}, "mean_effective_undivided", 3.0)],
-    "score_runaway.final_std": [  # a hundredfold growth: far, but not the chapter's 245-fold runaway
+        Put("effective_tokens", {"d_k": 256}, "mean_effective_undivided", 1.55)],
+    "softmax_saturation.divided_flat": [Put("softmax_saturation", {"d_k": 1024}, "jacobian_divided",
+                                            cell_times("softmax_saturation", {"d_k": 4}, "jacobian_divided", 1, -0.052))],
+    "softmax_saturation.divided_none_frozen": [Put("softmax_saturation", {"d_k": 1024}, "frozen_divided", 0.0005)],
+    "softmax_saturation.undivided_frozen": [Put("softmax_saturation", {"d_k": 1024}, "frozen_undivided", 0.49)],
+    "scale_training.dk32_free": [Put("scale_training", {"d_k": 32}, "difference", 1.05, spread=0.0)],
+    "scale_training.dk256_cost": [Put("scale_training", {"d_k": 256}, "difference", 8.9, spread=0.0)],
+    "scale_training.dk1024_cost": [Put("scale_training", {"d_k": 1024}, "difference", 8.4, spread=0.0)],
+    "score_runaway.init_std": [Put("score_runaway", {"variant": "undivided"}, "score_std_init", 9.9, spread=0.0)],
+    "score_runaway.final_std": [  # a 120-fold growth: far, but not the chapter's 245-fold runaway
         Put("score_runaway", {"variant": "undivided"}, "score_std_final",
-            lambda c: 100 * c.cell("score_runaway", {"variant": "undivided"}, "score_std_init"), spread=0.0)],
+            cell_times("score_runaway", {"variant": "undivided"}, "score_std_init", 120), spread=0.0)],
+    "score_runaway.entropy": [Put("score_runaway", {"variant": "undivided"}, "entropy_final", 0.105, spread=0.0)],
     "score_runaway.onehot": [Put("score_runaway", {"variant": "undivided"}, "onehot_share_final", 0.985, spread=0.0)],
-    "winograd_attention.block2_tired": attention({"adjective": "tired", "block": 2}, animal=(0.40, 0.01), adj=(0.55, 0.01)),
-    "attention_scaling.explicit_oom": [
+    "score_runaway.divided_final_std": [Put("score_runaway", {"variant": "divided"}, "score_std_final", 10.5, spread=0.0)],
+    "ladder.learned_vs_uniform": [ppl_row(8, cell_times("ladder", row(4), "held_out_ppl", 1, -6.9))],
+    "ladder.four_heads_gain": [ppl_row(9, cell_times("ladder", row(8), "held_out_ppl", 1, -1.45))],
+    "ladder.four_heads_params": [put_row("ladder", 9, cell_times("ladder", row(8), "params", 1, 16513), "params")],
+    "ladder.added_vs_replacing": [ppl_row(7, cell_times("ladder", row(8), "held_out_ppl", 1, 4.4))],
+    "ladder.residual_average": [ppl_row(3, cell_times("ladder", row(4), "held_out_ppl", 1, 93))],
+    "ladder.layernorm_params": [put_row("ladder", 11, cell_times("ladder", row(10), "params", 1, 769), "params")],
+    "ladder.layernorm_gain": [ppl_row(11, cell_times("ladder", row(10), "held_out_ppl", 1, -0.85))],
+    "ladder.block": past_number("ladder", row(11), "held_out_ppl"),
+    "param_breakdown.mlp_two_thirds": [Put("param_breakdown", {"model": "this project's block (counted)"}, "mlp_share", 0.6555)],
+    "param_breakdown.block_768": [Put("param_breakdown", {"d": 768}, "total", lambda c: c.chapter() + 1)],
+    "param_breakdown.qkv_biases": [Put("param_breakdown", {"model": "this project's block (counted)"}, "attention", 65665)],
+    **{f"gpt2_params.{name}": [Put("gpt2_params", {"component": component}, "model_numel", lambda c: c.chapter() + 1)]
+       for name, component in [("token_embeddings", "token embeddings"), ("position_embeddings", "position embeddings"),
+                               ("one_block", "one block"), ("twelve_blocks", "12 blocks"),
+                               ("final_layernorm", "final LayerNorm"), ("total", "total (weights tied)")]},
+    "gpt2_params.embedding_third": [Put("gpt2_params", {"component": "token embeddings"}, "model_numel",
+                                        cell_times("gpt2_params", {"component": "total (weights tied)"}, "model_numel", 0.2999))],
+    "gpt2_params.formula_is_model": [Put("gpt2_params", {"component": "one block"}, "model_numel",
+                                         cell_times("gpt2_params", {"component": "one block"}, "formula", 1, 1))],
+    **{f"norm_grad_init.{norm}_{which}": past_number("norm_grad_init", {**QKV, "norm": norm}, column)
+       for norm in ("pre", "post") for which, column in (("first", "block_1"), ("last", "block_12"))},
+    "norm_grad_init.pre_ratio": past_number("norm_grad_init", {**QKV, "norm": "pre"}, "ratio_last_first"),
+    "norm_grad_init.post_ratio": [  # post-norm's ratio above pre-norm's by 0.16: under half the chapter's 0.33
+        Put("norm_grad_init", {**QKV, "norm": "post"}, "ratio_last_first", chapter, spread=0.0),
+        Put("norm_grad_init", {**QKV, "norm": "pre"}, "ratio_last_first", lambda c: c.chapter() - 0.16, spread=0.0)],
+    "norm_warmup.pre_no_warmup": chapter_runs()[1:] + [  # 1.1 % worse than with warmup: it needs it
+        Put("norm_warmup", {"run": "pre_no_warmup"}, "held_out_ppl", lambda c: 1.011 * c.chapter("norm_warmup.pre_warmup"))],
+    "norm_warmup.pre_warmup": past_number("norm_warmup", {"run": "pre_warmup"}, "held_out_ppl"),
+    "norm_warmup.post_no_warmup": chapter_runs()[:2] + chapter_runs()[3:] + [  # 8.6 times worse
+        Put("norm_warmup", {"run": "post_no_warmup"}, "held_out_ppl", lambda c: 8.6 * c.chapter("norm_warmup.post_warmup"))],
+    "norm_warmup.post_warmup": chapter_runs()[:3] + [  # 1.1 % worse than pre-norm: not matching it
+        Put("norm_warmup", {"run": "post_warmup"}, "held_out_ppl", lambda c: 1.011 * (
+            c.chapter("norm_warmup.pre_no_warmup") + c.chapter("norm_warmup.pre_warmup")) / 2)],
+    "position_extrapolation.learned_wins_at_64": [Put("position_extrapolation", LEARNED, "ppl_64", lambda c: 0.991 * min(
+        c.cell("position_extrapolation", s, "ppl_64") for s in (SINUSOIDAL, ROPE, ALIBI)))],
+    "position_extrapolation.learned_cliff": [
+        Put("position_extrapolation", LEARNED, "ppl_128", cell_times("position_extrapolation", LEARNED, "ppl_64", 3)),
+        Put("position_extrapolation", LEARNED, "ppl_256", cell_times("position_extrapolation", LEARNED, "ppl_64", 1.98))],
+    "position_extrapolation.sinusoidal": [
+        Put("position_extrapolation", SINUSOIDAL, col, v) for col, v in (("ppl_64", 50.0), ("ppl_128", 80.0), ("ppl_256", 80.7))],
+    "position_extrapolation.rope_degrades": [
+        Put("position_extrapolation", ROPE, col, v) for col, v in (("ppl_64", 50.0), ("ppl_128", 52.0), ("ppl_256", 52.47))],
+    "position_extrapolation.rope_gentler": [  # RoPE's 256 over its 64 just above learned's
+        Put("position_extrapolation", ROPE, "ppl_256", lambda c: c.cell("position_extrapolation", ROPE, "ppl_64") * 1.001
+            * c.cell("position_extrapolation", LEARNED, "ppl_256") / c.cell("position_extrapolation", LEARNED, "ppl_64"))],
+    "position_extrapolation.alibi_64": past_number("position_extrapolation", ALIBI, "ppl_64"),
+    "position_extrapolation.alibi_256": past_number("position_extrapolation", ALIBI, "ppl_256"),
+    "position_extrapolation.alibi_improves": [
+        Put("position_extrapolation", ALIBI, "ppl_256", cell_times("position_extrapolation", ALIBI, "ppl_128", 0.991))],
+    "attention_scaling.ratio_to_4": [Put("attention_scaling", LAST_MEASURED, "memory_ratio", chapter),
+                                     repeats(LAST_MEASURED, "time_ratio", 5.1)],
+    "attention_scaling.time_exponent": [repeats(LAST_MEASURED, "time_exponent", 2.25)],
+    "attention_scaling.memory_exponent": [Put("attention_scaling", LAST_MEASURED, "memory_exponent", 2.25)],
+    "attention_scaling.projections_linear": [
+        repeats({"path": "explicit", "tokens": n}, "ms_projections", n ** 1.35 / 1e3) for n in EXPLICIT_ROWS],
+    "attention_scaling.matrix_mb": [  # (once passed) the explicit 16,384-token row measured, not out of memory
         Put("attention_scaling", {"path": "explicit", "tokens": 16384}, "status", "ok")],
-    "depth_overfit.two_blocks_held_out": [  # worse by 1 point: more than 1 %, less than half the chapter's 2.5
-        Put("depth_overfit", {"blocks": 1}, "held_out_ppl", of("depth_overfit.one_block_held_out"), spread=0.0),
-        Put("depth_overfit", {"blocks": 2}, "held_out_ppl", lambda c: c.chapter("depth_overfit.one_block_held_out") + 1.0,
+    "attention_scaling.explicit_oom": [Put("attention_scaling", {"path": "explicit", "tokens": 16384}, "status", "ok")],
+    "winograd_category.average": [share("winograd_category", AVERAGE, 89.0)],
+    "winograd_category.block": [Put("winograd_category", BLOCK, "accuracy", past(), spread=0.0)],
+    "winograd_category.bag_of_words_wins": [share("winograd_category", AVERAGE, 90.0), share("winograd_category", BLOCK, 86.0)],
+    "winograd_role.average": [  # (once passed) 3.9 % right, below chance only because 92 % of answers are neither noun
+        share("winograd_role", AVERAGE, 3.9), share("winograd_role", AVERAGE, 92.0, "other")],
+    "winograd_role.average_wrong_noun": [share("winograd_role", AVERAGE, 59.9, "wrong_noun")],  # (once passed)
+    "winograd_role.block": [share("winograd_role", BLOCK, 79.0)],
+    "winograd_role.two_blocks": [share("winograd_role", AVERAGE, of("winograd_role.average")),
+                                 share("winograd_role", BLOCK, of("winograd_role.block")),
+                                 share("winograd_role", TWO_BLOCKS, lambda c: 1.009 * c.chapter("winograd_role.block"))],
+    "winograd_attention.block1_same": CASES["winograd_attention.block1_same"][0] + [  # 0.016 apart on the first noun
+        Put("winograd_attention", {"adjective": "wet", "block": 1}, "1:animal",
+            cell_times("winograd_attention", {"adjective": "tired", "block": 1}, "1:animal", 1, 0.016), spread=0.001)],
+    "winograd_attention.block1_first_noun": attention({"block": 1}, animal=(0.70, 0.0), street=(0.61, 0.0)),
+    "winograd_attention.block2_tired": attention({"adjective": "tired", "block": 2}, adj=(0.89, 0.0)),
+    "winograd_attention.block2_wet": attention({"adjective": "wet", "block": 2}, street=(0.49, 0.0), adj=(0.40, 0.0)),
+    "winograd_adjectives.crosser": [  # (once passed) the adjective largest, 0.32 against 0.19: not its weight
+        Put("winograd_adjectives", {"role": "crosser"}, column,
+            {"11:adj": 0.32, "1:animal": 0.19}.get(column, 0.49 / 13), spread=0.0) for column in VISIBLE],
+    "winograd_adjectives.crossed": attention({"role": "crossed"}, street=(0.39, 0.0), adj=(0.30, 0.0),
+                                             table="winograd_adjectives"),
+    "attention_equivalence.max_diff": [Put("attention_equivalence", {"pair": "ours vs nn.MultiheadAttention"},
+                                           "max_abs_diff", 1.1e-5)],
+    "attention_equivalence.output_magnitude": [Put("attention_equivalence", None, "mean_abs_output", chapter),
+                                               Put("attention_equivalence", None, "max_abs_diff", 0.159 * 1.1e-5)],
+    "depth_overfit.one_block_train": past_number("depth_overfit", {"blocks": 1}, "train_ppl"),
+    "depth_overfit.one_block_held_out": past_number("depth_overfit", {"blocks": 1}, "held_out_ppl"),
+    "depth_overfit.two_blocks_train": [  # two blocks below one on train by 2.1: under half the chapter's 4.28
+        Put("depth_overfit", {"blocks": 1}, "train_ppl", of("depth_overfit.one_block_train"), spread=0.0),
+        Put("depth_overfit", {"blocks": 2}, "train_ppl", lambda c: c.chapter("depth_overfit.one_block_train") - 2.1,
             spread=0.0)],
-    "winograd_role.average_wrong_noun": [share("winograd_role", AVERAGE, 62.0, "wrong_noun")],
+    "depth_overfit.two_blocks_held_out": [  # worse by 1.2 points: under half the chapter's 2.5
+        Put("depth_overfit", {"blocks": 1}, "held_out_ppl", of("depth_overfit.one_block_held_out"), spread=0.0),
+        Put("depth_overfit", {"blocks": 2}, "held_out_ppl", lambda c: c.chapter("depth_overfit.one_block_held_out") + 1.2,
+            spread=0.0)],
 }
 # An outcome per seed that holds in only some seeds is not the chapter's (undecided, never a match): street
 # the largest weight in two of the quick tables' three Winograd seeds, although its mean lead clears 0.1.
@@ -419,7 +573,7 @@ def quick_tables():
 
 
 def test_every_claim_has_a_case():
-    assert set(CASES) == set(CLAIMS)
+    assert set(CASES) == set(CLAIMS) and set(JUST_PAST) == set(CLAIMS)
 
 
 @pytest.mark.parametrize("claim_id", list(CLAIMS))
@@ -444,10 +598,22 @@ def test_the_issues_examples_are_not_a_match_on_todays_quick_tables(claim_id, ve
 
 
 @pytest.mark.parametrize("claim_id", list(JUST_PAST))
-def test_a_claim_is_contradicted_just_past_the_chapters_wording(claim_id, quick_tables):
+def test_no_claim_holds_just_past_the_chapters_wording(claim_id, quick_tables):
     claim = CLAIMS[claim_id]
+    read = columns_read(claim)
+    for put in JUST_PAST[claim_id]:
+        assert (put.table, put.column) in read, f"{claim_id}: {put.table}.{put.column} is not read by the claim"
     judged = C.judge(claim, edited(quick_tables, claim, JUST_PAST[claim_id]))
-    assert judged["verdict"] == "CONTRADICTED", judged
+    assert judged["verdict"] not in ("MATCH", "CONCLUSION HOLDS", "MISSING"), judged
+
+
+@pytest.mark.parametrize("claim_id", [c["id"] for c in CLAIMS.values() if c.get("timing")])
+def test_a_timing_measured_once_is_not_judged(claim_id, quick_tables):
+    """Today's attention_scaling table gives one median per size: a claim on a timing is INCONCLUSIVE until the
+    table gives five repeats, and says so."""
+    judged = C.judge(CLAIMS[claim_id], quick_tables)
+    assert judged["verdict"] == "INCONCLUSIVE" and judged["plan"] == "5 repeated timings per size", judged
+    assert "judged on at least 5 repeated measurements" in judged["note"]
 
 
 @pytest.mark.parametrize("claim_id", list(SPLIT_ACROSS_SEEDS))

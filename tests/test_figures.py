@@ -204,8 +204,8 @@ def test_a_title_states_our_finding_not_the_chapters_mechanism(figure_id, ours, 
 # The claims each figure's title speaks about, each with the words that would assert it: a title may
 # use them only where its profile's ledger reproduces the claim (MATCH or CONCLUSION HOLDS).
 TITLE_CLAIMS = {
-    "attention_scaling": {"attention_scaling.time_exponent": ("time and memory grow as n²",),
-                          "attention_scaling.memory_exponent": ("time and memory grow as n²",),
+    "attention_scaling": {"attention_scaling.time_exponent": ("time and memory grow as n²", "time grows as n²"),
+                          "attention_scaling.memory_exponent": ("memory grows as n²",),
                           "attention_scaling.ratio_to_4": ("converge to 4", "quadruple")},
     "average_ladder": {"average_ladder.dilution": ("far worse than no context",),
                        "average_ladder.residual": ("repairs", "adds nothing")},

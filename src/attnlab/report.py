@@ -26,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnlab.claims.render import seeds_text, summary_line, variant_lines
+from attnlab.claims.rules import VERDICTS
 from attnlab.data import atomic_path
 from attnlab.style import VERDICT_COLOURS, VERDICT_MARKS
 from attnlab.tables import chapter_place, for_people, parse_named
@@ -233,6 +234,12 @@ def figure_html(png: Path, alt: str, folder: Path) -> str:
     return f'<a href="{esc(href)}" title="the figure as SVG">{image}</a>'
 
 
+def verdict_definitions() -> str:
+    """Each verdict, marked as in the tables, with its one sentence (rules.VERDICTS)."""
+    return ('<ul class="meta">' + "".join(f"<li>{verdict_mark(v)}: {esc(meaning)}</li>" for v, meaning in VERDICTS.items())
+            + "</ul>")
+
+
 def claims_plot(png: Path, folder: Path) -> str:
     return ("<h3>Every numeric claim, ours over the chapter's</h3><p class=\"meta\">One row per claim, grouped by table: "
             "our mean divided by the chapter's value, with its 95 % interval; the shaded band is the rule's "
@@ -250,11 +257,10 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
              f"<h1>Does the chapter reproduce? attnlab, profile {esc(profile)}</h1>",
              f'<p class="meta">{len(ids)} tables, {esc(seeds_text(ledger))}. '
              "Every number comes from a run folder under <code>results/{p}/runs/</code> with its composed config, "
-             "seed and commit. A claim is judged on the mean over seeds and its 95 % interval (an outcome per "
-             "seed, such as which weight is largest, on the share of seeds in which it holds). Verdicts: "
-             "MATCH = the whole interval inside the tolerance; CONCLUSION HOLDS = the number misses, the "
-             "chapter's point holds; INCONCLUSIVE = the interval straddles an edge (the note says how many seeds "
-             "would decide); CONTRADICTED; MISSING = not measured.</p>".replace("{p}", esc(profile)),
+             "seed and commit. A number the chapter printed is one run of its code, judged against the spread of "
+             "one run of ours; a conclusion, bound or ordering on our mean's interval; an outcome per seed (which "
+             "weight is largest) on the share of seeds in which it holds.</p>".replace("{p}", esc(profile)),
+             verdict_definitions(),
              "".join(f'<p class="variant">{esc(line).replace("**", "")}</p>' for line in variant_lines(ledger)),
              f'<section id="ledger"><h2>The verdict</h2><p><strong>{esc(summary_line(ledger))}</strong></p>',
              not_reproduced(ledger, hypotheses),

@@ -37,9 +37,10 @@ OUTLINE = "chapter: the row's largest weight"  # heat_map's outlined cells
 HEADLINE = "headline"  # gid of the title and subtitle, which layout() keeps above the axes
 # A verdict, in the report and in the claims plot: Okabe and Ito's colour-blind-safe hues, and a mark
 # each, so no verdict is told by colour alone
-VERDICT_COLOURS = {"MATCH": "#0072B2", "CONCLUSION HOLDS": "#009E73", "INCONCLUSIVE": "#B35C00",
-                   "CONTRADICTED": "#C1272D", "MISSING": "#6e7781"}
-VERDICT_MARKS = {"MATCH": "✓", "CONCLUSION HOLDS": "≈", "INCONCLUSIVE": "?", "CONTRADICTED": "✗", "MISSING": "–"}
+VERDICT_COLOURS = {"MATCH": "#0072B2", "CONSISTENT": "#8E4585", "CONCLUSION HOLDS": "#009E73",
+                   "INCONCLUSIVE": "#B35C00", "CONTRADICTED": "#C1272D", "MISSING": "#6e7781"}
+VERDICT_MARKS = {"MATCH": "✓", "CONSISTENT": "○", "CONCLUSION HOLDS": "≈", "INCONCLUSIVE": "?", "CONTRADICTED": "✗",
+                 "MISSING": "–"}
 # the SVG names its clip paths and glyphs by hashes salted with this, not with a random salt, so a
 # rebuilt figure is the same bytes
 SVG_SALT = "attnlab"

@@ -6,7 +6,8 @@
 # snakemake --report results/<p>/snakemake_report.html --config profile=<p>.
 # --lint 'mixed rules and functions': the ledger's and report's Step functions stay beside their rules.
 
-CLAIMS_CODE = module_code("attnlab.claims.__main__", files=(CLAIMS_FILE,))
+# the ledger reads the seed plans beside the counts (configs/pipeline.yaml: each row's looks) as well
+CLAIMS_CODE = module_code("attnlab.claims.__main__", files=(CLAIMS_FILE, "configs/pipeline.yaml"))
 
 
 @functools.cache

@@ -7,21 +7,18 @@
 
 configs/claims.yaml holds the chapter's numbers (its header documents the vocabulary). A claim
 reads a value out of a table CSV, seed by seed, checks it with its `rule` and, where given, its
-`conclusion` — on the mean's 95 % interval, or on the share of seeds for an outcome per seed (stats):
-  MATCH             the rule holds, and the conclusion if there is one
-  CONCLUSION HOLDS  the number misses, the chapter's point (the conclusion) holds
-  INCONCLUSIVE      an interval straddles an edge: more seeds would decide (the note says how many)
-  CONTRADICTED      the conclusion fails, or the rule fails and there is no conclusion
-  MISSING           the table, a selected row or a column was not produced
-Each ledger row also gives the margin: how far the mean is from the chapter in tolerances (± its
-interval), or by how much it clears or misses a bound; the mean's interval, whether the chapter's
-single run is a plausible draw of ours (inside our 95 % prediction interval), and the seed share.
+`conclusion`: a number the chapter printed as one run of its code (against the spread of one run of
+ours), a conclusion, bound or ordering on our mean's interval, an outcome per seed on the share of
+seeds (stats). The verdicts — MATCH, CONSISTENT, CONCLUSION HOLDS, INCONCLUSIVE, CONTRADICTED,
+MISSING — are defined once, in rules.VERDICTS. Each ledger row also gives the margin, the mean's
+interval, the seed sets read, the looks its rows had (configs/pipeline.yaml's seed plans: every level
+corrected for them) and, for an INCONCLUSIVE claim, the seeds that would decide it with 80 % power.
 
-rules     the claims file: vocabulary, validation, verdict names
+rules     the claims file: vocabulary, validation; the verdicts' definitions; the seed plans
 evaluate  reading values per seed out of tables, checks, verdicts
 stats     intervals, decisions, and the seeds that would decide
 render    text, Markdown, HTML and the README section
-cli       the command line (python -m attnlab.claims)
+cli       the command line (python -m attnlab.claims: check, plan, readme)
 plot      the claims plot: every numeric claim as ours ÷ chapter (python -m attnlab.claims.plot)
 """
 

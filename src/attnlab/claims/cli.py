@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab.claims.evaluate import ledger, load_tables
+from attnlab.claims.evaluate import ledger, load_tables, seed_plans
 from attnlab.claims.render import beside_published, readme_section, splice_readme, summary_line, write_ledger
-from attnlab.claims.rules import CLAIMS_FILE, ClaimsError, load_claims
+from attnlab.claims.rules import CLAIMS_FILE, PIPELINE_FILE, ClaimsError, load_claims, load_plans
 from attnlab.data import atomic_path
 
 
@@ -19,12 +19,19 @@ def main(argv: list[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="judge every claim against the table CSVs")
     check.add_argument("--claims", default=str(CLAIMS_FILE))
+    check.add_argument("--plans", default=str(PIPELINE_FILE),
+                       help="the seed plans (seeds_per_run.plan): how many looks each row's seeds had")
     check.add_argument("--profile", required=True)
     check.add_argument("--csv", required=True)
     check.add_argument("--md", required=True)
     check.add_argument("--published", help="a variant's ledger: the published claims.csv, whose verdicts it names")
     check.add_argument("--label", default="", help="a variant's ledger: what the variant changed")
     check.add_argument("tables", nargs="*", help="table CSVs, <id>.csv")
+    plan = sub.add_parser("plan", help="each planned row's 80 %%-power seed count from its pilot seeds alone")
+    plan.add_argument("--claims", default=str(CLAIMS_FILE))
+    plan.add_argument("--plans", default=str(PIPELINE_FILE))
+    plan.add_argument("--profile", default="full")
+    plan.add_argument("tables", nargs="*", help="table CSVs, <id>.csv")
     readme = sub.add_parser("readme", help="write the README's Results section from a ledger")
     readme.add_argument("--ledger", required=True, help="claims.csv (of the full profile)")
     readme.add_argument("--readme", default="README.md")
@@ -34,10 +41,18 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
-            df = ledger(load_claims(args.claims), load_tables(args.tables), args.profile)
+            df = ledger(load_claims(args.claims), load_tables(args.tables), args.profile,
+                        load_plans(args.profile, args.plans))
             if args.published:
                 df = beside_published(df, pd.read_csv(args.published, keep_default_na=False), args.label)
             write_ledger(df, args.csv, args.md)
+        elif args.command == "plan":
+            plans = load_plans(args.profile, args.plans)
+            for run, found in seed_plans(load_claims(args.claims), load_tables(args.tables), plans).items():
+                trained = plans[run]["looks"][-1]
+                print(f"{run}: pilot {plans[run]['pilot']}, power80 {found['power80']}, beyond {found['beyond']}"
+                      + (f" — the plan exceeds the {trained} trained" if found["power80"] > trained else ""))
+            return
         else:
             df = write_readme_section(Path(args.ledger), Path(args.readme), args.links, args.out)
         print(summary_line(df))

@@ -1,9 +1,8 @@
 """Reading a claim's value out of the tables, checking it, and the verdict.
 
-Every value is read per seed (`<col>_seeds`, in seed order; a cell without it is one value) and
-carries its seeds on a last axis, so differences, ratios, leads and reductions are computed seed by
-seed (rows trained from the same seeds are paired) and summarised only when a check decides:
-attnlab.claims.stats says how.
+Every value is read per seed (`<col>_seeds`, in seed order; a cell without it is one value) into a
+stats.Sample: rows of one seed set pair seed by seed, rows of different sets stay apart (Welch), and
+reductions over rows are taken seed by seed; attnlab.claims.stats says how each check decides.
 """
 
 from __future__ import annotations
@@ -16,8 +15,12 @@ import pandas as pd
 
 from attnlab.claims import stats
 from attnlab.claims.render import describe_claim, show, show_chapter, show_number
-from attnlab.claims.rules import READ_OPERATORS, TARGET_CHECKS, ClaimsError, is_number
+from attnlab.claims.rules import (READ_OPERATORS, TARGET_CHECKS, ClaimsError, is_number, load_looks, rounding,
+                                  verdict_of)
+from attnlab.claims.stats import Sample
 from attnlab.tables import SEEDS_SUFFIX, own_rows, per_seed
+
+MIN_REPEATS = 5  # a timing is judged on at least this many repeated measurements
 
 
 class Missing(Exception):
@@ -51,31 +54,22 @@ def require_columns(df: pd.DataFrame, cols: list[str], table_id: str) -> None:
         raise Missing(f"{table_id}: no column {absent[0]!r} (has {list(df.columns)})")
 
 
-def align(*arrays: np.ndarray) -> list[np.ndarray]:
-    """Seed axes made compatible: values with several seeds keep the seeds they all have (seed k pairs
-    with seed k); a value without seeds (length 1) broadcasts."""
-    counts = [a.shape[-1] for a in arrays if a.shape[-1] > 1]
-    if not counts:
-        return list(arrays)
-    n = min(counts)
-    return [a[..., :n] if a.shape[-1] > 1 else a for a in arrays]
-
-
-def read_cells(df: pd.DataFrame, rows: pd.DataFrame, cols: list[str]) -> np.ndarray:
-    """rows x cols x seeds. Text such as 'out of memory' is NaN."""
+def read_cells(df: pd.DataFrame, rows: pd.DataFrame, cols: list[str]) -> list[list[np.ndarray]]:
+    """rows x cols, each cell its seeds' values (one value where the table keeps no seeds). Text such as
+    'out of memory' is NaN."""
     means = rows[cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    cells = [[[mean] for mean in row] for row in means]
+    cells = [[np.array([mean]) for mean in row] for row in means]
     for j, col in enumerate(cols):
         if f"{col}{SEEDS_SUFFIX}" in df.columns:
             for i, cell in enumerate(rows[f"{col}{SEEDS_SUFFIX}"]):
-                cells[i][j] = per_seed(cell) or cells[i][j]
-    counts = [len(c) for row in cells for c in row if len(c) > 1]
-    n = min(counts) if counts else 1
-    return np.array([[c[:n] if len(c) > 1 else c * n for c in row] for row in cells], dtype=float)
+                seeds = per_seed(cell)
+                if seeds:
+                    cells[i][j] = np.array(seeds)
+    return cells
 
 
-def read(node: dict, tables: dict, table_id: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """A `column`, `columns` or `lead` read: (value with its seed axis, x)."""
+def read(node: dict, tables: dict, table_id: str) -> tuple[Sample, np.ndarray | None]:
+    """A `column`, `columns` or `lead` read: (value over seeds, x)."""
     table_id = node.get("table", table_id)
     if table_id not in tables:
         raise Missing(f"table {table_id} not produced")
@@ -87,20 +81,26 @@ def read(node: dict, tables: dict, table_id: str) -> tuple[np.ndarray, np.ndarra
         x = pd.to_numeric(rows[node["x"]], errors="coerce").to_numpy(dtype=float)
     if "columns" in node:
         require_columns(df, node["columns"], table_id)
-        value = read_cells(df, rows, node["columns"])
+        cells = read_cells(df, rows, node["columns"])
+        value = Sample.of_cells([c for row in cells for c in row], (len(cells), len(node["columns"])))
     elif "lead" in node:  # per row and seed: the lead column minus the largest other cell of the row
         others = [c for c in node["among"] if c != node["lead"]]
         require_columns(df, [node["lead"], *others], table_id)
-        lead, rest = align(read_cells(df, rows, [node["lead"]]), read_cells(df, rows, others))
-        value = lead[:, 0] - rest.max(axis=1)
+        leads = []
+        for lead, *rest in read_cells(df, rows, [node["lead"], *others]):
+            n = min(c.size for c in (lead, *rest))  # one row: one seed set
+            leads.append(lead[:n] - np.max([c[:n] for c in rest], axis=0))
+        value = Sample.of_cells(leads, (len(leads),))
     elif "matches" in node:  # a text cell as a fact: 1 where it contains the text, else 0
         require_columns(df, [node["column"]], table_id)
-        value = rows[node["column"]].astype(str).str.contains(node["matches"], regex=False).to_numpy(float)[:, None]
+        value = Sample.constant(rows[node["column"]].astype(str).str.contains(node["matches"], regex=False)
+                                .to_numpy(float))
     else:
         require_columns(df, [node["column"]], table_id)
-        value = read_cells(df, rows, [node["column"]])[:, 0]
-    if len(value) == 1 and "reduce" not in node:  # one row: a number, several: a list
-        value = value[0]
+        cells = read_cells(df, rows, [node["column"]])
+        value = Sample.of_cells([row[0] for row in cells], (len(cells),))
+    if value.point.shape[:1] == (1,) and "reduce" not in node:  # one row: a number, several: a list
+        value = Sample(value.point[0], {n: v[0] for n, v in value.sets.items()}, value.shared[0])
     return value, x
 
 
@@ -111,38 +111,78 @@ def uses_lead(node) -> bool:
     return isinstance(node, list) and any(uses_lead(child) for child in node)
 
 
-def evaluate(node, tables: dict, table_id: str) -> np.ndarray:
-    """An expression's value per seed: shape (..., seeds); a number has one seed."""
+def columns_read(node, table_id: str) -> set[tuple[str, str]]:
+    """(table, column) of every cell an expression (or a list of them, or a check) reads."""
+    found = set()
+    if isinstance(node, dict):
+        table_id = node.get("table", table_id)
+        for key in ("column", "lead"):
+            if key in node:
+                found.add((table_id, node[key]))
+        for col in node.get("columns", []) + node.get("among", []):
+            found.add((table_id, col))
+        for child in node.values():
+            found |= columns_read(child, table_id)
+    elif isinstance(node, list):
+        for child in node:
+            found |= columns_read(child, table_id)
+    return found
+
+
+def estimate(node, tables: dict, table_id: str) -> Sample:
+    """An expression's value over seeds."""
     if is_number(node):
-        return np.array([float(node)])
+        return Sample.constant(float(node))
     x = None
     if any(op in node for op in READ_OPERATORS):
         value, x = read(node, tables, table_id)
     elif "values" in node:
-        parts = align(*(evaluate(child, tables, table_id) for child in node["values"]))
-        value = np.stack(np.broadcast_arrays(*parts))
+        value = stats.stack([estimate(child, tables, table_id) for child in node["values"]])
     else:
         op = "ratio" if "ratio" in node else "difference"
-        a, b = align(*(evaluate(child, tables, table_id) for child in node[op]))
-        if a.shape[:-1] != b.shape[:-1] and a.ndim > 1 and b.ndim > 1:
-            raise ClaimsError(f"{op} of values with shapes {a.shape[:-1]} and {b.shape[:-1]}")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = a - b if op == "difference" else a / b
+        a, b = (estimate(child, tables, table_id) for child in node[op])
+        if a.point.shape != b.point.shape and a.point.ndim and b.point.ndim:
+            raise ClaimsError(f"{op} of values with shapes {a.point.shape} and {b.point.shape}")
+        value = stats.combine(np.subtract if op == "difference" else np.divide, a, b)
     if "reduce" in node:
-        value = reduce(node, value.reshape(-1, value.shape[-1]), x)
+        value = reduce(node, value, x)
     return value
 
 
-def reduce(node: dict, value: np.ndarray, x) -> np.ndarray:
-    """rows x seeds -> seeds: each seed reduced over the rows that hold a number in every seed."""
-    keep = np.isfinite(value).all(axis=1) & (np.isfinite(x) & (x > 0) if x is not None else True)
-    value, x = value[keep], (x[keep] if x is not None else None)
+def evaluate(node, tables: dict, table_id: str) -> np.ndarray:
+    """An expression's value per seed, over the seeds all its rows share (shape (..., seeds); a number has one
+    seed): for readers that need one value per seed (the contradictions table's gaps)."""
+    return estimate(node, tables, table_id).shared
+
+
+def reduce(node: dict, value: Sample, x) -> Sample:
+    """rows -> one value, seed by seed, over the rows that hold a number in every seed."""
+    def rows(a):
+        return a.reshape(-1, a.shape[-1])
+
+    point = value.point.reshape(-1)
+    keep = np.isfinite(point) & np.isfinite(rows(value.shared)).all(axis=1)
+    for values in value.sets.values():
+        keep &= np.isfinite(rows(values)).all(axis=1)
+    if x is not None:
+        keep &= np.isfinite(x) & (x > 0)
+    index = np.flatnonzero(keep)
     if "last" in node:  # the last n rows that hold a number (e.g. before 'out of memory')
-        n = int(node["last"])
-        value, x = value[-n:], (x[-n:] if x is not None else None)
-    if len(value) == 0:
+        index = index[-int(node["last"]):]
+    if len(index) == 0:
         raise Missing("no finite value to reduce")
-    how = node["reduce"]
+    xs = x[index] if x is not None else None
+
+    def by_seed(a):
+        return reduced(node["reduce"], rows(a)[index], xs)
+
+    sets = {n: by_seed(v) for n, v in value.sets.items()}
+    centre = by_seed(point[:, None])[0] if len(sets) != 1 else next(iter(sets.values())).mean()
+    return Sample(np.asarray(centre), sets, by_seed(value.shared))
+
+
+def reduced(how: str, value: np.ndarray, x) -> np.ndarray:
+    """rows x seeds -> seeds."""
     if how in ("max", "min", "mean"):
         return getattr(value, how)(axis=0)
     if how in ("first", "last"):
@@ -158,16 +198,26 @@ def reduce(node: dict, value: np.ndarray, x) -> np.ndarray:
 
 @dataclass
 class Outcome:
-    status: str                   # "pass", "fail" or "inconclusive"
+    status: str                   # "pass", "fail", "inconclusive" or "consistent" (one run: see stats.one_draw)
     margin: str                   # how far the value is from the chapter (or past the bound), for the ledger
     share: str = ""               # "k/n": seeds in which the outcome holds, where the check is judged on them
-    to_decide: int | None = None  # seeds that would decide it, where it is inconclusive and some number would
+    to_decide: int = 0            # seeds per row that would decide it with 80 % power (0: no count would)
+    why: str = ""                 # what keeps it undecided, where that is not the seeds' spread
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How a claim is judged: its level (after its rows' looks), the next look's (what a plan is sized at), and the
+    range of a bounded quantity."""
+    level: float = stats.LEVEL
+    next_level: float = stats.level_for(2)
+    bounds: tuple[float, float] | None = None
 
 
 def overall(statuses) -> str:
     """Every element must pass; one clear failure fails the whole."""
     statuses = np.asarray(statuses)
-    for status in ("fail", "inconclusive"):
+    for status in ("fail", "inconclusive", "consistent"):
         if np.any(statuses == status):
             return status
     return "pass"
@@ -177,66 +227,112 @@ def chapter_value(claim: dict) -> np.ndarray:
     return np.asarray(claim["chapter"], dtype=float)[..., None]
 
 
-def run_check(check: dict, value: np.ndarray, claim: dict, tables: dict, by_share: bool = False) -> Outcome:
+def run_check(check: dict, value: Sample, claim: dict, tables: dict, judging: Judging = Judging(),
+              by_share: bool = False) -> Outcome:
     def operand(key):
-        return evaluate(check[key], tables, claim["table"])
+        return estimate(check[key], tables, claim["table"])
 
     kind = check["kind"]
     if kind in TARGET_CHECKS:
-        target = operand("to") if "to" in check else chapter_value(claim)
-        if target.ndim > 1 and value.shape[:-1] != target.shape[:-1]:
-            return Outcome("fail", f"shape {value.shape[:-1]} vs the chapter's {target.shape[:-1]}")
+        target = operand("to") if "to" in check else Sample.constant(np.asarray(claim["chapter"], dtype=float))
+        if target.point.ndim and value.point.shape != target.point.shape:
+            return Outcome("fail", f"shape {value.point.shape} vs the chapter's {target.point.shape}")
         if kind == "exact":  # analytic: no seeds, only the chapter's printed precision
             decimals = check.get("decimals")
-            a, b = value.mean(axis=-1), target.mean(axis=-1)
+            a, b = value.point, target.point
             if decimals is not None:
                 a, b = np.round(a, decimals), np.round(b, decimals)
             gap = np.max(np.abs(a - b))
             return Outcome("pass", "exact") if gap == 0 else Outcome("fail", f"off by {show_number(float(gap))}")
-        value, target = align(value, target)
-        gap = value - target
-        tolerance = check["tolerance"] * (np.abs(target) if kind == "relative" else 1.0)
-        margins = [tolerance - gap, tolerance + gap]  # both >= 0: |gap| <= tolerance
-        text = gap_text(gap, np.broadcast_to(tolerance, gap.shape))
+        if "to" not in check and value.sets and not by_share:  # the chapter's number: one run of its code
+            return one_run_outcome(value, claim, check, judging)
+        scale = check["tolerance"]
+        tolerance = stats.combine(lambda t: scale * np.abs(t) if kind == "relative" else np.full_like(t, scale),
+                                  target)
+        gap = stats.combine(np.subtract, value, target)
+        margins = [stats.combine(np.subtract, tolerance, gap), stats.combine(np.add, tolerance, gap)]
+        text = gap_text(gap, tolerance.point, judging)
     else:
         margins = bound_margins(check, value, operand)
         text = None
-    margins = np.broadcast_arrays(*align(*margins))
     if by_share:
-        return share_outcome(margins)
-    return interval_outcome(margins, text)
+        return share_outcome(margins, judging)
+    return interval_outcome(margins, text, judging)
 
 
-def bound_margins(check: dict, value: np.ndarray, operand) -> list[np.ndarray]:
-    """above / below / between / increasing / decreasing: how far the value clears its bound, per seed
-    (>= 0 passes)."""
+def one_run_outcome(value: Sample, claim: dict, check: dict, judging: Judging) -> Outcome:
+    """The chapter printed one run: Δ against the spread of one run of ours (stats.one_draw), the tolerance
+    widened by half the last digit the chapter printed."""
+    chapter = np.asarray(claim["chapter"], dtype=float)
+    tolerance = check["tolerance"] * (np.abs(chapter) if check["kind"] == "relative" else 1.0) \
+        + rounding(claim) / 2
+    gap = stats.combine(np.subtract, value, Sample.constant(chapter))
+    status, band = stats.one_draw(gap, tolerance, judging.level)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        in_tol = np.abs(gap.point) / tolerance
+    worst = np.unravel_index(np.nanargmax(in_tol), in_tol.shape) if np.isfinite(in_tol).any() else None
+    text = "not a number" if worst is None else (
+        f"Δ {float(in_tol[worst]):.2g} tol ± {float(np.broadcast_to(band / tolerance, in_tol.shape)[worst]):.2g}"
+        " (one run)")
+    found = overall(np.where(status == "undecided", "inconclusive", status))
+    if found != "inconclusive":
+        return Outcome(found, text)
+    plans = stats.one_draw_seeds(gap, np.broadcast_to(tolerance, gap.point.shape), judging.next_level)
+    undecided = plans[status == "undecided"]
+    if np.all(undecided > 0):
+        return Outcome("inconclusive", text, to_decide=int(undecided.max()))
+    return Outcome("consistent", text)
+
+
+def bound_margins(check: dict, value: Sample, operand) -> list:
+    """above / below / between / increasing / decreasing: how far the value clears its bound, >= 0 passes, per
+    seed: (sign, value, bound) for the margin sign·(value − bound), or the margin itself (an ordering's steps)."""
     kind = check["kind"]
     if kind == "between":
-        value, low, high = align(value, operand("low"), operand("high"))  # rows of unequal seed counts pair
-        return [value - low, high - value]
+        return [(1, value, operand("low")), (-1, value, operand("high"))]
     if kind in ("above", "below"):
-        value, bound = align(value, float(check.get("factor", 1.0)) * operand("than"))
-        return [value - bound if kind == "above" else bound - value]
+        bound = stats.combine(lambda b: float(check.get("factor", 1.0)) * b, operand("than"))
+        return [(1 if kind == "above" else -1, value, bound)]
     # increasing / decreasing: each step by at least `by`, a fraction of the value before it
-    if value.ndim != 2 or len(value) < 2:
-        raise ClaimsError(f"{kind} needs a list of two or more values, got shape {value.shape[:-1]}")
-    by, before, after = float(check.get("by", 0.0)), value[:-1], value[1:]
-    return [after - before * (1 + by) if kind == "increasing" else before * (1 - by) - after]
+    if value.point.ndim == 0 or len(value.point) < 2:
+        raise ClaimsError(f"{kind} needs a list of two or more values, got shape {value.point.shape}")
+    by = float(check.get("by", 0.0))
+    steps = stats.combine(lambda v: v[1:] - v[:-1] * (1 + by) if kind == "increasing" else v[:-1] * (1 - by) - v[1:],
+                          value)  # the list's elements on the first axis, the seeds on the last
+    return [steps]
 
 
-def interval_outcome(margins: list[np.ndarray], text: str | None) -> Outcome:
-    """Each margin's mean with its 95 % interval decides, element by element."""
-    statuses, to_decide, tightest = [], [], None
-    for m in margins:
-        mean, low, high = stats.mean_interval(m)
+def margin_of(sign: int, value: Sample, bound: Sample) -> Sample:
+    return stats.combine(lambda v, b: sign * (v - b), value, bound)
+
+
+def margin_interval(sign: int, value: Sample, bound: Sample, judging: Judging):
+    """(mean, low, high) of a margin: a bounded value against a fixed bound keeps the value's interval inside its
+    range (stats.bounded_interval); otherwise the mean's interval over every seed set (Welch)."""
+    if judging.bounds is not None and not bound.sets:
+        _, low, high = stats.sample_interval(value, judging.level, judging.bounds)
+        ends = sign * (low - bound.point), sign * (high - bound.point)
+        return sign * (value.point - bound.point), np.minimum(*ends), np.maximum(*ends)
+    return stats.sample_interval(margin_of(sign, value, bound), judging.level)
+
+
+def interval_outcome(margins: list, text: str | None, judging: Judging) -> Outcome:
+    """Each margin's mean with its interval decides, element by element."""
+    statuses, plans, tightest = [], [], None
+    for margin in margins:
+        if isinstance(margin, tuple):
+            mean, low, high = margin_interval(*margin, judging)
+            margin = margin_of(*margin)
+        else:
+            mean, low, high = stats.sample_interval(margin, judging.level)
         status = stats.decide(low, high)
         statuses.append(status)
-        sd = m.std(axis=-1, ddof=1) if m.shape[-1] > 1 else np.zeros_like(mean)
-        for i in map(tuple, np.argwhere(status == "inconclusive")):
-            to_decide.append(stats.seeds_to_decide(float(mean[i]), float(sd[i])))
-        i = np.unravel_index(np.nanargmin(mean), mean.shape) if np.isfinite(mean).any() else None
-        if i is not None and (tightest is None or mean[i] < tightest[0]):
-            tightest = (float(mean[i]), float(high[i] - mean[i]))
+        if np.any(status == "inconclusive"):
+            plans.append(stats.seeds_for_power(margin, judging.next_level)[status == "inconclusive"])
+        if np.isfinite(mean).any():
+            i = np.unravel_index(np.nanargmin(mean), np.shape(mean))
+            if tightest is None or mean[i] < tightest[0]:
+                tightest = (float(mean[i]), float(high[i] - mean[i]))
     statuses = np.broadcast_arrays(*statuses)
     status = overall(np.where(np.any([s == "fail" for s in statuses], axis=0), "fail",
                               np.where(np.all([s == "pass" for s in statuses], axis=0), "pass", "inconclusive")))
@@ -246,23 +342,29 @@ def interval_outcome(margins: list[np.ndarray], text: str | None) -> Outcome:
         else:
             text = (f"{'clears' if tightest[0] >= 0 else 'misses'} by {show_number(abs(tightest[0]))}"
                     + (f" ± {show_number(tightest[1])}" if tightest[1] > 0 else ""))
-    needed = None if status != "inconclusive" or None in to_decide else max(to_decide, default=None)
-    return Outcome(status, text, to_decide=needed)
+    needed = np.concatenate(plans) if plans else np.zeros(0, dtype=int)
+    plan = int(needed.max()) if status == "inconclusive" and len(needed) and np.all(needed > 0) else 0
+    return Outcome(status, text, to_decide=plan)
 
 
-def share_outcome(margins: list[np.ndarray]) -> Outcome:
+def share_outcome(margins: list, judging: Judging) -> Outcome:
     """The outcome per seed (every element, every edge); the share of seeds in which it holds decides."""
-    holds = np.all([np.all(m >= 0, axis=tuple(range(m.ndim - 1))) for m in margins], axis=0)
+    try:
+        per_seed = [(margin_of(*m) if isinstance(m, tuple) else m).per_seed() for m in margins]
+    except ValueError as why:
+        raise ClaimsError(f"an outcome per seed reads one seed set: {why}")
+    holds = np.all([np.all(m >= 0, axis=tuple(range(m.ndim - 1))) for m in per_seed], axis=0)
+    holds = np.broadcast_to(holds, (max(m.shape[-1] for m in per_seed),))
     k, n = int(holds.sum()), int(holds.size)
-    status = stats.decide_share(k, n)
+    status = stats.decide_share(k, n, judging.level)
     return Outcome(status, f"holds in {k} of {n} seed{'s' if n > 1 else ''}", share=f"{k}/{n}",
-                   to_decide=stats.seeds_to_decide_share(k, n) if status == "inconclusive" else None)
+                   to_decide=stats.share_seeds(k, n, judging.next_level) if status == "inconclusive" else 0)
 
 
-def gap_text(gap: np.ndarray, tolerance: np.ndarray) -> str:
-    """The worst element's distance from the target in tolerances, ± its 95 % interval."""
-    mean, low, high = stats.mean_interval(gap)
-    tol = tolerance.mean(axis=-1)
+def gap_text(gap: Sample, tolerance: np.ndarray, judging: Judging) -> str:
+    """The worst element's distance from the target in tolerances, ± its interval."""
+    mean, low, high = stats.sample_interval(gap, judging.level)
+    tol = np.broadcast_to(tolerance, np.shape(mean))
     with np.errstate(divide="ignore", invalid="ignore"):
         in_tol = np.abs(mean) / tol
     if not np.isfinite(in_tol).any():
@@ -276,26 +378,22 @@ def gap_text(gap: np.ndarray, tolerance: np.ndarray) -> str:
 
 def verdict(rule: str, conclusion: str | None) -> str:
     """From the rule's and the conclusion's status (None: the claim has no conclusion)."""
-    if conclusion == "fail":
-        return "CONTRADICTED"  # the chapter's point is false, whatever the number
-    if rule == "pass" and conclusion in (None, "pass"):
-        return "MATCH"
-    if "inconclusive" in (rule, conclusion):
-        return "INCONCLUSIVE"
-    return "CONCLUSION HOLDS" if conclusion == "pass" else "CONTRADICTED"
+    return verdict_of(rule, conclusion)
 
 
-def summary(value: np.ndarray) -> str:
-    """mean ± sd over seeds."""
+def summary(value) -> str:
+    """mean ± sd over seeds (a Sample: the sd of one run, every seed set's spread added)."""
+    if isinstance(value, Sample):
+        return show(value.point, value.sd())
     sd = value.std(axis=-1, ddof=1) if value.shape[-1] > 1 else 0.0
     return show(value.mean(axis=-1), sd)
 
 
-def interval_text(value: np.ndarray) -> str:
-    """The mean's 95 % interval (empty for one seed)."""
-    if value.shape[-1] < 2:
+def interval_text(value: Sample, judging: Judging) -> str:
+    """The mean's interval at the claim's level (empty without seeds)."""
+    if not value.sets:
         return ""
-    _, low, high = stats.mean_interval(value)
+    _, low, high = stats.sample_interval(value, judging.level, judging.bounds)
     return show_interval(low, high)
 
 
@@ -305,47 +403,83 @@ def show_interval(low, high) -> str:
     return "[" + ", ".join(show_interval(lo, hi) for lo, hi in zip(low, high)) + "]"
 
 
-def plausible_draw(claim: dict, value: np.ndarray) -> str:
-    """Is the chapter's single run inside our seeds' 95 % prediction interval (yes / no)? Empty where the
-    rule does not compare with the chapter's number or we have one seed."""
-    rule = claim["rule"]
-    interval = stats.prediction_interval(value)
-    if rule["kind"] not in ("relative", "absolute") or "to" in rule or interval is None:
-        return ""
-    chapter = np.asarray(claim["chapter"], dtype=float)
-    low, high = interval
-    return "yes" if np.all((low <= chapter) & (chapter <= high)) else "no"
+def seeded(claim: dict, tables: dict) -> bool:
+    """Is the claim about a value made over seeds — it reads a table of trained runs or seeded measurements, and
+    is not an exact fact (a parameter count) read off one? Analytic otherwise."""
+    if claim["rule"]["kind"] == "exact":
+        return False
+    read = columns_read([claim["value"], claim["rule"], claim.get("conclusion")], claim["table"])
+    return any(t in tables and ("seeds" in tables[t] or any(c.endswith(SEEDS_SUFFIX) for c in tables[t]))
+               for t, _ in read)
 
 
-def judge(claim: dict, tables: dict) -> dict:
-    row = {"id": claim["id"], "table": claim["table"], "statement": " ".join(str(claim["statement"]).split()),
-           "chapter": show_chapter(claim["chapter"]), "reproduced": "–", "rule": describe_claim(claim),
-           "headline": bool(claim.get("headline")), "interval": "", "plausible_draw": "", "seed_share": "",
-           "seeds": 0}
+def timed_short(claim: dict, expressions, value: Sample) -> bool:
+    """Does a check read a timing (the claim's `timing` columns) measured fewer than MIN_REPEATS times?"""
+    timings = set(claim.get("timing", ()))
+    read = {c for _, c in columns_read(expressions, claim["table"])}
+    return bool(timings & read) and max(value.counts, default=1) < MIN_REPEATS
+
+
+def judge(claim: dict, tables: dict, looks: int = 1) -> dict:
+    """One ledger row. `looks`: how many times the rows it reads had seeds added after reading the ledger (its
+    level: stats.level_for)."""
+    judging = Judging(stats.level_for(looks), stats.level_for(looks + 1),
+                      tuple(claim["range"]) if "range" in claim else None)
+    row = {"id": claim["id"], "kind": "trained" if seeded(claim, tables) else "analytic", "table": claim["table"],
+           "statement": " ".join(str(claim["statement"]).split()), "chapter": show_chapter(claim["chapter"]),
+           "reproduced": "–", "rule": describe_claim(claim), "headline": bool(claim.get("headline")), "interval": "",
+           "seeds": 0, "seed_sets": "", "looks": looks, "seed_share": "", "plan": ""}
     try:
-        value = evaluate(claim["value"], tables, claim["table"])
-        row.update(reproduced=summary(value), interval=interval_text(value),
-                   plausible_draw=plausible_draw(claim, value), seeds=int(value.shape[-1]))
-        rule = run_check(claim["rule"], value, claim, tables, by_share=uses_lead(claim["value"]))
+        value = estimate(claim["value"], tables, claim["table"])
+        row.update(reproduced=summary(value), interval=interval_text(value, judging),
+                   seeds=min(value.counts, default=1),
+                   seed_sets=" · ".join(map(str, sorted(value.counts, reverse=True))) if len(value.counts) > 1 else "")
+        rule = checked(claim["rule"], value, claim, tables, judging, uses_lead(claim["value"]),
+                       [claim["value"], claim["rule"]])
         conclusion, note, concluded = claim.get("conclusion"), "", None
         if conclusion:
             read_apart = "value" in conclusion
-            c_value = evaluate(conclusion["value"], tables, claim["table"]) if read_apart else value
-            concluded = run_check(conclusion, c_value, claim, tables,
-                                  by_share=uses_lead(conclusion["value"] if read_apart else claim["value"]))
+            c_value = estimate(conclusion["value"], tables, claim["table"]) if read_apart else value
+            # the claim's range is its value's: a conclusion that reads another keeps the mean's plain interval
+            c_judging = Judging(judging.level, judging.next_level, None) if read_apart else judging
+            concluded = checked(conclusion, c_value, claim, tables, c_judging,
+                                uses_lead(conclusion["value"] if read_apart else claim["value"]),
+                                [conclusion.get("value", claim["value"]), conclusion])
             note = (f"conclusion {concluded.status}" + (f" on {summary(c_value)}" if read_apart else "")
                     + f": {concluded.margin}")
     except Missing as why:
         return {**row, "verdict": "MISSING", "margin": "–", "note": str(why)}
     judged = verdict(rule.status, concluded.status if concluded else None)
     row["seed_share"] = " · ".join(o.share for o in (rule, concluded) if o and o.share)
+    undecided = [o for o in (rule, concluded) if o and o.status == "inconclusive"]
+    whys = list(dict.fromkeys(o.why for o in undecided if o.why))  # one reason once, for the rule and conclusion
+    if whys:
+        row["plan"] = f"{MIN_REPEATS} repeated timings per size"
     if judged == "INCONCLUSIVE":
-        undecided = [o for o in (rule, concluded) if o and o.status == "inconclusive"]
-        needed = [o.to_decide for o in undecided]
-        note = "; ".join(filter(None, [note, (
-            f"about {max(needed)} seeds would decide it if the mean and spread held" if None not in needed
-            else "no number of seeds decides it at this mean (it sits on an edge)")]))
+        needed = [o.to_decide for o in undecided if not o.why]
+        if needed and all(needed):
+            row["plan"] = f"{max(needed)} seeds per row"
+            whys.append(f"about {max(needed)} seeds per row would decide it with 80 % power"
+                        f" (at the next look's level, {judging.next_level:.3g})")
+        elif needed:
+            whys.append(f"no count of seeds up to {stats.MAX_SEEDS} decides it with 80 % power at this mean")
+    elif judged == "CONSISTENT":
+        whys.append("one run of ours spreads wider than the tolerance: no count of our seeds shows agreement "
+                    "with the chapter's single run, and none rules it out")
+    note = "; ".join(filter(None, [note, *whys]))
     return {**row, "verdict": judged, "margin": rule.margin, "note": note}
+
+
+def checked(check: dict, value: Sample, claim: dict, tables: dict, judging: Judging, by_share: bool,
+            expressions) -> Outcome:
+    """run_check, or undecided where it reads a timing measured fewer than MIN_REPEATS times."""
+    outcome = run_check(check, value, claim, tables, judging, by_share)
+    if timed_short(claim, expressions, value):
+        measured = max(value.counts, default=1)
+        return Outcome("inconclusive", outcome.margin, why=(
+            f"a timing measured {'once' if measured == 1 else f'{measured} times'} per size: it is judged on at "
+            f"least {MIN_REPEATS} repeated measurements"))
+    return outcome
 
 
 def tried(claim_id: str, tables: dict) -> str:
@@ -356,8 +490,66 @@ def tried(claim_id: str, tables: dict) -> str:
     return "tried: " + "; ".join(f"{r.setting}: {r.finding}" for r in rows.itertuples()) if len(rows) else ""
 
 
-def ledger(claims: list[dict], tables: dict, profile: str) -> pd.DataFrame:
-    df = pd.DataFrame([judge(claim, tables) for claim in claims])
-    df["note"] = ["; ".join(filter(None, (note, tried(claim_id, tables)))) for claim_id, note in zip(df["id"], df["note"])]
+def ledger(claims: list[dict], tables: dict, profile: str, plans: dict | None = None) -> pd.DataFrame:
+    """Every claim judged at the level its rows' looks leave (`plans`: the profile's seed plans, rules.load_plans);
+    a planned row whose plan asks for more seeds than it trained is named in the note of each claim it is for."""
+    plans = plans or {}
+    looks, short = load_looks(claims, plans), {}
+    for run, plan in plans.items():
+        if plan["power80"] > plan["looks"][-1]:
+            for claim_id in plan["for"]:
+                short.setdefault(claim_id, []).append(
+                    f"{run}'s plan asks for {plan['power80']} seeds (80 % power from its pilot), {plan['looks'][-1]} trained")
+    df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1)) for claim in claims])
+    df["note"] = ["; ".join(filter(None, (note, *short.get(claim_id, []), tried(claim_id, tables))))
+                  for claim_id, note in zip(df["id"], df["note"])]
     df["profile"] = profile
     return df
+
+
+# ---------------------------------------------------------------- seed plans from the pilot seeds
+
+def pilot_tables(tables: dict, pilot: int) -> dict:
+    """The tables as their first `pilot` seeds left them: every `<col>_seeds` cell cut to those seeds and its
+    mean column recomputed."""
+    out = {}
+    for table_id, df in tables.items():
+        df = df.copy()
+        for column in [c for c in df.columns if c.endswith(SEEDS_SUFFIX)]:
+            mean_column = column[: -len(SEEDS_SUFFIX)]
+            cut = [per_seed(cell)[:pilot] for cell in df[column]]
+            df[column] = [";".join(repr(v) for v in seeds) if len(seeds) > 1 else "" for seeds in cut]
+            if mean_column in df.columns:
+                df[mean_column] = [float(np.mean(s)) if s else mean for s, mean in zip(cut, df[mean_column])]
+        out[table_id] = df
+    return out
+
+
+def pilot_plan(claim: dict, tables: dict) -> int | None:
+    """The seeds per row a claim needs, judged on pilot tables (pilot_tables) as a plan's one look: the 80 %-power
+    count where more seeds could decide it, 0 where it is decided at the pilot or no count would (CONSISTENT),
+    None where no count up to stats.MAX_SEEDS decides it."""
+    row = judge(claim, tables, looks=0)
+    if row["verdict"] != "INCONCLUSIVE":
+        return 0
+    count = row["plan"].split(" ", 1)[0]
+    return int(count) if count.isdigit() else None
+
+
+def seed_plans(claims: list[dict], tables: dict, plans: dict) -> dict[str, dict]:
+    """Per planned row (configs/pipeline.yaml, seeds_per_run.plan.<profile>): from its pilot seeds alone, `power80`
+    — the seeds per row at which every claim it is for is decided with 80 % power (at least the pilot) — and
+    `beyond`, its claims that no count up to stats.MAX_SEEDS decides."""
+    by_id, cut, out = {c["id"]: c for c in claims}, {}, {}
+    for run, plan in plans.items():
+        pilot = int(plan["pilot"])
+        if pilot not in cut:
+            cut[pilot] = (pilot_tables(tables, pilot), {})
+        pilot_set, needs = cut[pilot]
+        for claim_id in plan["for"]:
+            if claim_id not in needs:
+                needs[claim_id] = pilot_plan(by_id[claim_id], pilot_set)
+        counts = [needs[c] for c in plan["for"]]
+        out[run] = {"power80": max([pilot, *(n for n in counts if n)]),
+                    "beyond": [c for c, n in zip(plan["for"], counts) if n is None]}
+    return out

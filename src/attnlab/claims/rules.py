@@ -1,17 +1,21 @@
-"""The claims file, configs/claims.yaml: its vocabulary and its validation (its header documents both),
-and the verdicts a claim can get."""
+"""The claims file, configs/claims.yaml: its vocabulary and its validation (its header documents both);
+the verdicts a claim can get, each defined once (VERDICTS: the ledger, the README and the report read
+them here); and the seed plans of configs/pipeline.yaml (how many looks each row's seeds had)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 CLAIMS_FILE = ROOT / "configs" / "claims.yaml"
+PIPELINE_FILE = ROOT / "configs" / "pipeline.yaml"
 
-CLAIM_KEYS = {"id", "table", "statement", "chapter", "value", "rule", "conclusion", "headline"}
-REQUIRED_CLAIM_KEYS = CLAIM_KEYS - {"conclusion", "headline"}
+OPTIONAL_CLAIM_KEYS = {"conclusion", "headline", "range", "timing", "rounding"}
+CLAIM_KEYS = {"id", "table", "statement", "chapter", "value", "rule"} | OPTIONAL_CLAIM_KEYS
+REQUIRED_CLAIM_KEYS = CLAIM_KEYS - OPTIONAL_CLAIM_KEYS
 TARGET_CHECKS = ("exact", "relative", "absolute")  # compared with the chapter's number (or `to`)
 CHECK_KEYS = {"exact": {"decimals", "to"}, "relative": {"tolerance", "to"}, "absolute": {"tolerance", "to"},
               "above": {"than", "factor"}, "below": {"than", "factor"}, "between": {"low", "high"},
@@ -23,15 +27,106 @@ CONCLUSION_KEYS = {"value", "says"}
 OPERATORS = ("column", "columns", "lead", "ratio", "difference", "values")
 READ_OPERATORS = ("column", "columns", "lead")  # the operators that read a table
 REDUCERS = ("max", "min", "mean", "first", "last", "range", "loglog_slope")
-VERDICTS = ("MATCH", "CONCLUSION HOLDS", "INCONCLUSIVE", "CONTRADICTED", "MISSING")
+# The verdicts, in order, each in one sentence: the only definition (ledger, README and report print these).
+VERDICTS = {
+    "MATCH": "The chapter's number comes back: agreement within the tolerance is shown (for a number the chapter "
+             "printed from one run, by two one-sided tests at 5 % against the spread of one run of ours; for an "
+             "analytic value, to the printed precision; for a bound or an ordering, by the mean's interval), "
+             "and the chapter's conclusion holds.",
+    "CONSISTENT": "The chapter's single run is a plausible draw of ours, but one run cannot show agreement to the "
+                  "tolerance: one run of ours spreads wider than the tolerance, so no count of our seeds decides "
+                  "it; the conclusion, where there is one, holds.",
+    "CONCLUSION HOLDS": "The number misses beyond our seeds' spread, but the chapter's point without its number "
+                        "(the conclusion) holds.",
+    "INCONCLUSIVE": "Not decided yet, and more of our seeds (or repeated timings) could decide it: the plan "
+                    "column gives the count at 80 % power.",
+    "CONTRADICTED": "The chapter's point is false on our runs: its conclusion fails, or its number lies outside "
+                    "the tolerance beyond our seeds' spread and it has no conclusion.",
+    "MISSING": "A table, row or column the claim reads was not produced.",
+}
+
+
+def verdict_of(rule: str, conclusion: str | None) -> str:
+    """The verdict from the rule's and the conclusion's status (pass, fail, inconclusive, consistent; None: the
+    claim has no conclusion)."""
+    if conclusion == "fail":
+        return "CONTRADICTED"  # the chapter's point is false, whatever the number
+    if "inconclusive" in (rule, conclusion):
+        return "INCONCLUSIVE"
+    if rule == "pass":
+        return "MATCH"
+    if rule == "consistent":
+        return "CONSISTENT"
+    return "CONCLUSION HOLDS" if conclusion == "pass" else "CONTRADICTED"
 
 
 class ClaimsError(ValueError):
     """configs/claims.yaml (or a README) is malformed."""
 
 
+class Printed(float):
+    """A number of the claims file with the text it was written as: 0.70 says the chapter printed two decimals."""
+    text: str
+
+
+class ClaimsLoader(yaml.SafeLoader):
+    """YAML's safe loader, keeping each float's text (Printed)."""
+
+
+def _printed(loader: ClaimsLoader, node) -> Printed:
+    number = Printed(loader.construct_yaml_float(node))
+    number.text = node.value
+    return number
+
+
+ClaimsLoader.add_constructor("tag:yaml.org,2002:float", _printed)
+
+
+def rounding(claim: dict) -> np.ndarray:
+    """The step of the last digit the chapter printed (its `rounding`, where the number is in words or its
+    digits are not the chapter's: 'identical', 'zero'); a printed run is known to ± half of it."""
+    return np.asarray(claim["rounding"], dtype=float) if "rounding" in claim else printed_step(claim["chapter"])
+
+
+def printed_step(chapter) -> np.ndarray:
+    """The step of the last digit of a number as the claims file writes it, per number (0.70 → 0.01,
+    5147 → 1, 2.98e-08 → 1e-10)."""
+    if isinstance(chapter, list):
+        return np.array([printed_step(v) for v in chapter])
+    if isinstance(chapter, int):
+        return np.asarray(1.0)
+    text = getattr(chapter, "text", repr(float(chapter))).lower().replace("_", "")
+    mantissa, _, exponent = text.partition("e")
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    return np.asarray(10.0 ** (int(exponent or 0) - decimals))
+
+
+def load_plans(profile: str, path: str | Path = PIPELINE_FILE) -> dict[str, dict]:
+    """The seed plans of a profile's rows (configs/pipeline.yaml, seeds_per_run.plan.<profile>), by run."""
+    doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    plans = ((doc.get("seeds_per_run") or {}).get("plan") or {}).get(profile) or {}
+    for run, plan in plans.items():
+        missing = {"pilot", "power80", "looks", "for"} - set(plan)
+        if missing:
+            raise ClaimsError(f"{path}: the plan of {run} lacks {sorted(missing)}")
+    return plans
+
+
+def load_looks(claims: list[dict], plans: dict[str, dict]) -> dict[str, int]:
+    """Per claim id, the most looks any row it reads had (a plan's `looks`: the counts at which the ledger was
+    read and seeds then added, the trained count last); claims of rows without a plan had one look."""
+    ids, looks = {c["id"] for c in claims}, {}
+    for run, plan in plans.items():
+        unknown = set(plan["for"]) - ids
+        if unknown:
+            raise ClaimsError(f"the plan of {run} is for claims that do not exist: {sorted(unknown)}")
+        for claim_id in plan["for"]:
+            looks[claim_id] = max(looks.get(claim_id, 1), len(plan["looks"]))
+    return looks
+
+
 def load_claims(path: str | Path = CLAIMS_FILE) -> list[dict]:
-    doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    doc = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=ClaimsLoader)
     claims = doc.get("claims") if isinstance(doc, dict) else None
     if not isinstance(claims, list) or not claims:
         raise ClaimsError(f"{path}: expected a top-level `claims:` list")
@@ -55,6 +150,16 @@ def validate_claim(claim: dict) -> None:
     if unknown:
         raise ClaimsError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(CLAIM_KEYS)}")
     validate_expr(claim["value"], where)
+    bounds = claim.get("range")
+    if bounds is not None and not (isinstance(bounds, list) and len(bounds) == 2 and all(map(is_number, bounds))
+                                   and bounds[0] < bounds[1]):
+        raise ClaimsError(f"{where}: range is [low, high], the values a bounded quantity can take, not {bounds!r}")
+    if "rounding" in claim and not (is_number(claim["rounding"]) and claim["rounding"] >= 0):
+        raise ClaimsError(f"{where}: rounding is the step of the chapter's last printed digit (>= 0), "
+                          f"not {claim['rounding']!r}")
+    timing = claim.get("timing")
+    if timing is not None and not (isinstance(timing, list) and timing and all(isinstance(c, str) for c in timing)):
+        raise ClaimsError(f"{where}: timing lists the columns it reads that are timings, not {timing!r}")
     validate_check(claim["rule"], claim, f"{where} rule")
     if "conclusion" in claim:
         conclusion = claim["conclusion"]

@@ -1,50 +1,209 @@
-"""The ledger's statistics. A value is read per seed (a table's `<col>_seeds`, seed order) and every
-derived value — a difference, a ratio, a lead, a reduction over rows — is computed per seed before it
-is summarised, so rows trained from the same seeds are paired.
+"""The ledger's statistics. A value is read per seed (a table's `<col>_seeds`, seed order) into a Sample:
+its estimate and, per seed set, every seed's value. Seeds are 0 … n−1 in every table (seed k of every
+row draws from k), so rows with the same count share their seeds: what is derived from them (a
+difference, a ratio, a lead, a reduction over rows) is computed seed by seed — paired. Rows of
+different counts share no set: their seeds are kept apart, each set's values computed with the other
+sets at their means (exact for differences, the delta method's linearisation for ratios), and the
+estimate's spread adds the sets' terms with Welch–Satterthwaite's degrees of freedom. No seed is
+dropped to make rows pair.
 
-A claim about a number is judged on the mean over seeds with its 95 % t-interval: it passes when the
-whole interval is on the passing side of every edge, fails when it is wholly outside, and is undecided
-only when it straddles an edge — and since the interval narrows as 1/√n, more seeds decide it.
-An outcome that splits across seeds (which weight is the largest of a row) is judged on the share of
-seeds in which it holds, with its 95 % Wilson interval against one half: most trained models, or not.
-One value (an analytic table, or a single seed) is its own interval. Two different runs' values (a
-hypothesis's run against the published one, in the contradictions table) share no seeds' luck: their
-difference takes Welch's unpaired interval.
+Three ways to judge, by what the chapter printed:
+- one run (a number the chapter printed once, compared within a tolerance): Δ = our mean − the chapter,
+  with the spread of one new run against our mean, s·√(1 + 1/n) (`one_draw`);
+- a conclusion, a bound or an ordering: the mean's interval (`mean_interval`, `decide`);
+- an outcome per seed (which weight is the largest): the share of seeds with Wilson's interval.
+Every level is α = 5 % divided by the looks a value's rows had (Bonferroni: `level_for`). A bounded
+quantity (an accuracy, a share) gets its interval inside its range (`bounded_interval`). What more
+seeds would decide is a count at 80 % power (`seeds_for_power`, `one_draw_seeds`, `share_seeds`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
-LEVEL = 0.95
+LEVEL = 0.95   # two-sided level of every interval with one look (α = 5 %)
+POWER = 0.8    # a seed plan's chance of deciding a claim, if our mean and spread are the truth
 MAJORITY = 0.5  # an outcome "holds" when it holds in more than this share of seeds
 MAX_SEEDS = 1000  # beyond this, "more seeds" is not a plan
 
 
-def t_quantile(df: float) -> float:
-    """Student's t at the two-sided 95 % level, `df` degrees of freedom (n − 1 for n seeds)."""
+def level_for(looks: int) -> float:
+    """The two-sided level after `looks` looks at a value (seeds added after each). Bonferroni: α/looks bounds the
+    chance of any false verdict over the looks whatever their number and spacing — Pocock's boundary is less
+    strict but assumes looks at equal steps of information, and these rows grew 3 → 4 → 74 seeds."""
+    return 1 - (1 - LEVEL) / max(int(looks), 1)
+
+
+def t_quantile(df: float, level: float = LEVEL) -> float:
+    """Student's t at a two-sided level (95 % by default), `df` degrees of freedom (n − 1 for n seeds)."""
+    return t_upper((1 + level) / 2, df)
+
+
+def t_upper(p: float, df) -> np.ndarray | float:
+    """Student's t quantile p at `df` degrees of freedom (an array, or inf for a normal)."""
     from scipy import stats  # here: loading scipy takes a second, and the workflow imports this module on every call
-    return float(stats.t.ppf((1 + LEVEL) / 2, df))
+    df = np.asarray(df, dtype=float)
+    out = np.where(np.isfinite(df), stats.t.ppf(p, np.where(np.isfinite(df), df, 1.0)), stats.norm.ppf(p))
+    return float(out) if out.ndim == 0 else out
 
 
-def mean_interval(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def normal_cdf(x):
+    from scipy import stats  # as in t_upper
+    return stats.norm.cdf(x)
+
+
+# ---------------------------------------------------------------- values over seeds
+
+@dataclass(frozen=True)
+class Sample:
+    """A value over seeds: `point`, its estimate (shape S: one number, a list, a matrix); `sets`, per seed set
+    (its size n), every seed's value (S + (n,)), the other sets at their means; `shared`, every seed's value over
+    the seeds all sets share (seed k with seed k), for readers that need one value per seed."""
+    point: np.ndarray
+    sets: dict[int, np.ndarray] = field(default_factory=dict)
+    shared: np.ndarray | None = None
+
+    @staticmethod
+    def constant(x) -> Sample:
+        x = np.asarray(x, dtype=float)
+        return Sample(x, {}, x[..., None])
+
+    @staticmethod
+    def of_cells(cells: list, shape: tuple) -> Sample:
+        """From each element's seed values (a list; one value: no seeds), elements flattened in `shape`'s order."""
+        cells = [np.asarray(c, dtype=float).reshape(-1) for c in cells]
+        point = np.array([c.mean() for c in cells]).reshape(shape)
+        counts = sorted({c.size for c in cells if c.size > 1})
+        sets = {}
+        for n in counts:
+            values = np.repeat(point.reshape(-1)[:, None], n, axis=1)
+            for i, c in enumerate(cells):
+                if c.size == n:
+                    values[i] = c
+            sets[n] = values.reshape(*shape, n)
+        m = counts[0] if counts else 1
+        shared = np.array([c[:m] if c.size > 1 else np.repeat(c, m) for c in cells]).reshape(*shape, m)
+        return Sample(point, sets, shared)
+
+    @property
+    def counts(self) -> list[int]:
+        return sorted(self.sets)
+
+    def at(self, n: int) -> np.ndarray:
+        """Every seed's value of set n (the point, repeated, where the value does not read that set)."""
+        return self.sets[n] if n in self.sets else self.point[..., None]
+
+    def per_seed(self) -> np.ndarray:
+        """Every seed's value: a value of one seed set only (a point has one 'seed')."""
+        if len(self.sets) > 1:
+            raise ValueError(f"a value of rows with different seed sets ({self.counts}) has no one value per seed")
+        return next(iter(self.sets.values())) if self.sets else self.point[..., None]
+
+    def terms(self) -> list[tuple[np.ndarray, int]]:
+        """(each seed set's variance over its seeds, elementwise; its seed count)."""
+        return [(values.var(axis=-1, ddof=1), n) for n, values in self.sets.items()]
+
+    def sd(self) -> np.ndarray:
+        """The spread of one run of this value: the seed sd (√ of the sets' variances added)."""
+        return np.sqrt(sum((v for v, _ in self.terms()), np.zeros(self.point.shape)))
+
+    def mean_error(self, grown: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """(the standard error of the point, its Welch–Satterthwaite degrees of freedom), with every set grown
+        to at least `grown` seeds (its spread kept): what a plan would give."""
+        return welch([(v / max(n, grown), max(n, grown) - 1) for v, n in self.terms()], self.point.shape)
+
+    def draw_error(self, grown: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """(the spread of one new run's value against our mean, s·√(1 + 1/n) over the sets; its degrees of
+        freedom), every set grown to at least `grown` seeds."""
+        return welch([(v * (1 + 1 / max(n, grown)), max(n, grown) - 1) for v, n in self.terms()], self.point.shape)
+
+
+def welch(parts, shape) -> tuple[np.ndarray, np.ndarray]:
+    """√ of the variance parts added, and their Satterthwaite degrees of freedom (inf where nothing varies);
+    a part is (variance, the degrees of freedom of the spread it was measured with)."""
+    spread, denominator = np.zeros(shape), np.zeros(shape)
+    for part, dof in parts:
+        spread = spread + part
+        denominator = denominator + part ** 2 / dof
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = np.where(denominator > 0, spread ** 2 / denominator, np.inf)
+    return np.sqrt(spread), df
+
+
+def combine(f, *samples: Sample) -> Sample:
+    """f applied elementwise to samples: seed by seed where they read one seed set (or none), set by set (the
+    other sets at their points) where they read several."""
+    counts = sorted({n for s in samples for n in s.sets})
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shared = f(*align_shared(*(s.shared if s.shared is not None else s.point[..., None] for s in samples)))
+        if len(counts) <= 1:
+            values = f(*(s.at(counts[0]) if counts else s.point[..., None] for s in samples))
+            if not counts:
+                return Sample(values[..., 0], {}, shared)
+            return Sample(values.mean(axis=-1), {counts[0]: values}, shared)
+        return Sample(f(*(s.point for s in samples)), {n: f(*(s.at(n) for s in samples)) for n in counts}, shared)
+
+
+def align_shared(*arrays: np.ndarray) -> list[np.ndarray]:
+    """Seed axes cut to the seeds every value has (seed k with seed k); one value broadcasts."""
+    counts = [a.shape[-1] for a in arrays if a.shape[-1] > 1]
+    n = min(counts) if counts else 1
+    return [a[..., :n] if a.shape[-1] > 1 else a for a in arrays]
+
+
+def stack(samples: list[Sample]) -> Sample:
+    """A list of values (broadcast to one shape) as one value with a leading axis."""
+    shape = np.broadcast_shapes(*(s.point.shape for s in samples))
+    counts = sorted({n for s in samples for n in s.sets})
+
+    def lift(values):
+        n = max(v.shape[-1] for v in values)
+        return np.stack([np.broadcast_to(v, shape + (n,)) for v in values])
+
+    shared = lift(align_shared(*(s.shared for s in samples)))
+    point = np.stack([np.broadcast_to(s.point, shape) for s in samples])
+    return Sample(point, {n: lift([s.at(n) for s in samples]) for n in counts}, shared)
+
+
+# ---------------------------------------------------------------- intervals and decisions
+
+def mean_interval(x: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(mean, low, high) of the mean over the last axis (seeds): a point for one seed."""
     n, mean = x.shape[-1], x.mean(axis=-1)
     if n < 2:
         return mean, mean, mean
-    half = t_quantile(n - 1) * x.std(axis=-1, ddof=1) / math.sqrt(n)
+    half = t_quantile(n - 1, level) * x.std(axis=-1, ddof=1) / math.sqrt(n)
     return mean, mean - half, mean + half
 
 
-def prediction_interval(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Where one more seed's value falls with 95 % probability (None for one seed): mean ± t·sd·√(1 + 1/n)."""
-    n = x.shape[-1]
-    if n < 2:
-        return None
-    half = t_quantile(n - 1) * x.std(axis=-1, ddof=1) * math.sqrt(1 + 1 / n)
-    return x.mean(axis=-1) - half, x.mean(axis=-1) + half
+def sample_interval(s: Sample, level: float = LEVEL, bounds: tuple[float, float] | None = None):
+    """(point, low, high): the mean's interval over all its seed sets (Welch), inside `bounds` where the
+    quantity has a range (an accuracy, a share)."""
+    error, df = s.mean_error()
+    if bounds is not None:
+        return (s.point, *bounded_interval(s.point, error, df, bounds, level))
+    half = t_quantile(df, level) * error
+    return s.point, s.point - half, s.point + half
+
+
+def bounded_interval(point, error, df, bounds, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson's interval for a mean in [low, high]: the share's interval at the effective number of draws that
+    gives its standard error (n_eff = p(1 − p)/se²), with t's quantile for the seeds' degrees of freedom. It stays
+    inside the range, is a point where nothing varies, and is the t-interval where the mean is far from an edge."""
+    low, high = bounds
+    p = np.clip((np.asarray(point, dtype=float) - low) / (high - low), 0, 1)
+    se = np.asarray(error, dtype=float) / (high - low)
+    z = t_quantile(df, level)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.where(se > 0, p * (1 - p) / se ** 2, np.inf)
+        n = np.where(n > 0, n, np.inf)  # a mean on an edge with a spread (not a real mean of values in range)
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        centre, half = np.where(np.isfinite(n), centre, p), np.where(np.isfinite(n), half, 0.0)
+    return low + (high - low) * (centre - half), low + (high - low) * (centre + half)
 
 
 def difference_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
@@ -53,8 +212,144 @@ def difference_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, flo
     return _welch(float(a.mean() - b.mean()), _variance_of_mean(a, a.size), _variance_of_mean(b, b.size))
 
 
+def decide(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Per element, from the interval of a margin (>= 0 passes): pass, fail, or inconclusive when it
+    straddles 0. A margin that is not a number (a run that diverged, a missing measurement) fails."""
+    status = np.where(low >= 0, "pass", np.where(high < 0, "fail", "inconclusive"))
+    return np.where(np.isnan(low) | np.isnan(high), "fail", status)
+
+
+def one_draw(gap: Sample, tolerance: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """A number the chapter printed once, against ours: per element, (status, the half-width of Δ's 95 % band).
+    Δ = our mean − the chapter's run, spread s·√(1 + 1/n): "pass" when equivalence is shown (two one-sided tests:
+    Δ ± t(1 − α)·spread inside ±tolerance), "fail" when Δ ± t(1 − α/2)·spread is wholly outside it, else
+    "undecided" (the chapter's run is a plausible draw of ours; whether more seeds could decide it: one_draw_seeds)."""
+    alpha = 1 - level
+    spread, df = gap.draw_error()
+    distance = np.abs(gap.point)
+    equivalent = distance + t_upper(1 - alpha, df) * spread <= tolerance
+    outside = distance - t_upper(1 - alpha / 2, df) * spread > tolerance
+    status = np.where(equivalent, "pass", np.where(outside, "fail", "undecided"))
+    status = np.where(np.isnan(gap.point), "fail", status)
+    return status, t_upper(1 - alpha / 2, df) * spread
+
+
+# ---------------------------------------------------------------- seeds that would decide, at 80 % power
+
+def seeds_for_power(s: Sample, level: float = LEVEL) -> np.ndarray:
+    """Per element of a margin (>= 0 passes), the seeds per row at which its mean's interval would clear 0 with
+    80 % power if the mean and spread held; 0 where no count up to MAX_SEEDS would."""
+    def power(i, counts):
+        error, df = _grown(s, i, counts, draw=False)
+        margin, t = float(s.point.flat[i]), t_upper((1 + level) / 2, df)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return normal_cdf(margin / error - t) + normal_cdf(-margin / error - t)
+
+    return _first_count(s, power)
+
+
+def one_draw_seeds(gap: Sample, tolerance: np.ndarray, level: float = LEVEL) -> np.ndarray:
+    """Per element, the seeds per row at which the one-run comparison (one_draw) would be decided — equivalence
+    shown or the chapter's run outside — with 80 % power if our mean and spread held; 0 where no count up to
+    MAX_SEEDS would (the tolerance is narrower than one run's spread: no count of ours shows agreement)."""
+    alpha, tolerance = 1 - level, np.broadcast_to(tolerance, gap.point.shape)
+
+    def power(i, counts):
+        error, _ = _grown(gap, i, counts, draw=False)
+        spread, df = _grown(gap, i, counts, draw=True)
+        delta, tol = float(gap.point.flat[i]), float(tolerance.flat[i])
+        inside = tol - t_upper(1 - alpha, df) * spread
+        outside = tol + t_upper(1 - alpha / 2, df) * spread
+        matched = np.maximum(0.0, normal_cdf((inside - delta) / error) - normal_cdf((-inside - delta) / error))
+        missed = normal_cdf((-outside - delta) / error) + 1 - normal_cdf((outside - delta) / error)
+        return matched + missed
+
+    return _first_count(gap, power)
+
+
+def share_seeds(k: int, n: int, level: float = LEVEL) -> int:
+    """The seeds at which a share k/n, if it held, would have a Wilson interval clear of one half with 80 %
+    power (the count of seeds in which it holds drawn binomially); 0 where no count up to MAX_SEEDS would."""
+    from scipy import stats  # as in t_upper
+    p = k / n
+    if p == MAJORITY:
+        return 0
+    for m in _counts_from(n).tolist():
+        ks = np.arange(m + 1)
+        low, high = share_interval(ks, m, level)
+        if stats.binom.pmf(ks, m, p)[(low > MAJORITY) | (high < MAJORITY)].sum() >= POWER:
+            return m
+    return 0
+
+
+def _grown(s: Sample, i: int, counts: np.ndarray, draw: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Element i's standard error of the mean (or, draw=True, one run's spread against the mean) and its
+    degrees of freedom, with every seed set grown to each of `counts` (its spread kept)."""
+    spread, denominator = np.zeros(counts.shape), np.zeros(counts.shape)
+    for var, n in s.terms():
+        size = np.maximum(n, counts)
+        part = float(var.flat[i]) * ((1 + 1 / size) if draw else 1 / size)
+        spread, denominator = spread + part, denominator + part ** 2 / (size - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt(spread), np.where(denominator > 0, spread ** 2 / denominator, np.inf)
+
+
+def _counts_from(n: int) -> np.ndarray:
+    """Candidate counts from n: every count to 100, then in steps of 1 % (a plan is read to two digits)."""
+    counts, m = [], max(n, 2)
+    while m <= MAX_SEEDS:
+        counts.append(m)
+        m += 1 if m < 100 else max(1, m // 100)
+    return np.array(counts)
+
+
+def _first_count(s: Sample, power) -> np.ndarray:
+    """Per element, the first candidate count whose power reaches POWER (0: none; nothing varies: 0)."""
+    counts = _counts_from(max(s.counts, default=1))
+    out = np.zeros(s.point.shape, dtype=int)
+    for i in range(s.point.size):
+        if not s.sets or not np.isfinite(s.point.flat[i]) or len(counts) == 0:
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            reached = np.flatnonzero(np.nan_to_num(power(i, counts)) >= POWER)
+        out.flat[i] = counts[reached[0]] if len(reached) else 0
+    return out
+
+
+# ---------------------------------------------------------------- shares of seeds
+
+def share_interval(k, n: int, level: float = LEVEL):
+    """Wilson's interval for a share k/n (k a count or an array of counts; a point for one seed)."""
+    if n < 2:
+        return np.asarray(k) / n, np.asarray(k) / n
+    from scipy import stats  # as in t_upper
+    z = float(stats.norm.ppf((1 + level) / 2))
+    p = np.asarray(k) / n
+    centre, half = p + z * z / (2 * n), z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    low, high = (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
+    return (float(low), float(high)) if np.ndim(k) == 0 else (low, high)
+
+
+def decide_share(k: int, n: int, level: float = LEVEL) -> str:
+    low, high = share_interval(k, n, level)
+    return "pass" if low > MAJORITY else "fail" if high < MAJORITY else "inconclusive"
+
+
+# ---------------------------------------------------------------- two runs' seeds (the contradictions table)
+
 # where more seeds of a difference's two runs go: (to a, to b), in the order a tie between plans is settled
 GROWTH = {"b": (False, True), "a": (True, False), "both": (True, True)}
+
+
+def seeds_to_decide(mean: float, sd: float) -> int | None:
+    """The seeds at which a margin with this mean and sd (over seeds) would have an interval clear of 0,
+    if both held (half the time: the contradictions table's count); None where no number would."""
+    if sd <= 0 or mean == 0 or not math.isfinite(mean / sd):
+        return None
+    for n in range(2, MAX_SEEDS + 1):
+        if t_quantile(n - 1) * sd / math.sqrt(n) < abs(mean):
+            return n
+    return None
 
 
 def seeds_to_decide_difference(a: np.ndarray, b: np.ndarray, grow: str = "b",
@@ -112,48 +407,3 @@ def loglog_slope(x, y) -> float:
     mean_x, mean_y = math.fsum(log_x) / len(log_x), math.fsum(log_y) / len(log_y)
     return (math.fsum((a - mean_x) * (b - mean_y) for a, b in zip(log_x, log_y))
             / math.fsum((a - mean_x) ** 2 for a in log_x))
-
-
-def share_interval(k: int, n: int) -> tuple[float, float]:
-    """Wilson's 95 % interval for a share k/n (a point for one seed)."""
-    if n < 2:
-        return k / n, k / n
-    from scipy import stats  # as in t_quantile
-    z = float(stats.norm.ppf((1 + LEVEL) / 2))
-    p = k / n
-    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
-
-
-def decide(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """Per element, from the interval of a margin (>= 0 passes): pass, fail, or inconclusive when it
-    straddles 0. A margin that is not a number (a run that diverged, a missing measurement) fails."""
-    status = np.where(low >= 0, "pass", np.where(high < 0, "fail", "inconclusive"))
-    return np.where(np.isnan(low) | np.isnan(high), "fail", status)
-
-
-def decide_share(k: int, n: int) -> str:
-    low, high = share_interval(k, n)
-    return "pass" if low > MAJORITY else "fail" if high < MAJORITY else "inconclusive"
-
-
-def seeds_to_decide(mean: float, sd: float) -> int | None:
-    """The seeds at which a margin with this mean and sd (over seeds) would have an interval clear of 0,
-    if both held; None where no number would (a mean at the edge, or no spread to shrink)."""
-    if sd <= 0 or mean == 0 or not math.isfinite(mean / sd):
-        return None
-    for n in range(2, MAX_SEEDS + 1):
-        if t_quantile(n - 1) * sd / math.sqrt(n) < abs(mean):
-            return n
-    return None
-
-
-def seeds_to_decide_share(k: int, n: int) -> int | None:
-    """The seeds at which the share k/n, if it held, would be clearly above or below one half."""
-    p = k / n
-    if p == MAJORITY:
-        return None
-    for m in range(n, MAX_SEEDS + 1):
-        if decide_share(round(p * m), m) != "inconclusive":
-            return m
-    return None
