@@ -132,3 +132,23 @@ def test_bad_settings_name_the_value(smoke, change, message):
 def test_unknown_profile_lists_the_allowed_ones():
     with pytest.raises(scaling.SettingsError, match=r"allowed: \['full', 'quick', 'smoke'\]"):
         scaling.load_settings("huge")
+
+
+def test_every_timed_call_is_kept_and_the_ratios_follow_call_by_call():
+    """A size's timed calls all reach the table (`<col>_seeds`), so the ledger judges a ratio or an
+    exponent on its spread; ratio k divides call k of a size by call k of the size before."""
+    calls = {128: [1.0, 2.0, 4.0], 256: [4.0, 6.0, 8.0], 512: [16.0, 18.0, 40.0]}
+    rows = [{"tokens": n, "status": "ok", "ms_total": float(np.median(t)), "ms_total_runs": t,
+             "ms_projections": 1.0, "ms_projections_runs": [1.0, 1.0, 1.0], "peak_mb": 1.0, "matrix_mb": 1.0}
+            for n, t in calls.items()]
+    df = family.path_frame({"path": "explicit", "rows": rows})
+    assert df["ms_total_seeds"].tolist() == ["1.0;2.0;4.0", "4.0;6.0;8.0", "16.0;18.0;40.0"]
+    assert df["time_ratio_seeds"].tolist() == ["", "4.0;3.0;2.0", "4.0;3.0;5.0"]
+    slopes = [float(v) for v in df["time_exponent_seeds"].iloc[-1].split(";")]
+    assert slopes == pytest.approx([2.0, math.log2(18 / 2) / 2, math.log2(40 / 4) / 2])
+
+
+def test_a_size_is_timed_exactly_repeats_times(smoke):
+    calls = []
+    times = scaling.timed_ms(lambda: calls.append(1), lambda: None, warmup=2, repeats=5)
+    assert len(times) == 5 and len(calls) == 7 and all(t >= 0 for t in times)

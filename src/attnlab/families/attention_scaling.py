@@ -10,7 +10,7 @@ import pandas as pd
 from attnlab import style
 from attnlab.claims import stats
 from attnlab.plots import figure
-from attnlab.tables import table
+from attnlab.tables import SEEDS_SUFFIX, table
 
 PATHS = ("explicit", "fused")  # the measurement's paths, in table order (not imported: no torch here)
 FIT_ROWS = 4  # the chapter fits its exponents over the last four rows
@@ -31,8 +31,17 @@ def fit_exponent(tokens, values, last: int = FIT_ROWS) -> float:
     return stats.loglog_slope(*zip(*points))
 
 
+def repeats(values: list) -> str:
+    """A `<col>_seeds` cell from a size's timed calls: repeats play the seeds' part, so the ledger judges a
+    timing on its spread as it judges a trained number on its seeds' (empty where a size was not timed)."""
+    return ";".join(repr(float(v)) for v in values) if len(values) > 1 else ""
+
+
 def path_frame(measurement: dict) -> pd.DataFrame:
-    """One path's rows with ratios to the row above and the fitted exponents (on its last measured row)."""
+    """One path's rows with ratios to the row above and the fitted exponents (on its last measured row);
+    where each timed call is kept (`<col>_runs`), every ratio and exponent also repeat by repeat, call k
+    of a size against call k of the size before (each size is its own process: any pairing is as good)."""
+    timed = {col: [list(r.get(f"{col}_runs") or []) for r in measurement["rows"]] for col in ("ms_total", "ms_projections")}
     df = pd.DataFrame(measurement["rows"]).reindex(columns=COLUMNS)
     df["path"] = measurement["path"]
     df["tokens"] = df["tokens"].astype(int)
@@ -46,6 +55,16 @@ def path_frame(measurement: dict) -> pd.DataFrame:
     if len(measured):
         df.loc[measured[-1], "time_exponent"] = fit_exponent(df["tokens"], df["ms_total"])
         df.loc[measured[-1], "memory_exponent"] = fit_exponent(df["tokens"], df["peak_mb"])
+    calls = min((len(t) for t in timed["ms_total"] if t), default=0)
+    if calls > 1:
+        for col, values in timed.items():
+            df[f"{col}{SEEDS_SUFFIX}"] = [repeats(v) for v in values]
+        total = [np.array(v[:calls]) if len(v) >= calls else np.full(calls, np.nan) for v in timed["ms_total"]]
+        df[f"time_ratio{SEEDS_SUFFIX}"] = [""] + [repeats(now / before) if np.isfinite(now / before).all() else ""
+                                                   for before, now in zip(total, total[1:])]
+        df[f"time_exponent{SEEDS_SUFFIX}"] = ""
+        df.loc[measured[-1], f"time_exponent{SEEDS_SUFFIX}"] = repeats(
+            [fit_exponent(df["tokens"], [t[k] for t in total]) for k in range(calls)])
     return df
 
 

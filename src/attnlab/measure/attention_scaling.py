@@ -79,7 +79,7 @@ def check_settings(s: dict, where: str) -> None:
             fail(key, "a whole number >= 1")
     if not isinstance(s.get("warmup"), int) or s["warmup"] < 0:
         fail("warmup", "a whole number >= 0")
-    for key in ("max_seconds", "timeout_s", "runtime_min"):
+    for key in ("timeout_s", "runtime_min"):
         if not isinstance(s.get(key), (int, float)) or s[key] <= 0:
             fail(key, "a positive number")
     if s.get("device") not in DEVICES:
@@ -168,19 +168,20 @@ def _maxrss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
 
 
-def median_ms(fn, sync, warmup: int, repeats: int, max_seconds: float) -> tuple[float, int]:
-    """Median wall time of fn after `warmup` calls; stops repeating once the timed calls took
-    max_seconds (at least one). fn's result is dropped at once, so no two outputs coexist."""
+def timed_ms(fn, sync, warmup: int, repeats: int) -> list[float]:
+    """Wall times (ms) of `repeats` calls of fn after `warmup` calls: every one is kept, so a ratio or
+    an exponent is judged on its spread, not on one median (the ledger asks for at least five). fn's
+    result is dropped at once, so no two outputs coexist."""
     for _ in range(warmup):
         fn()
         sync()
     times = []
-    while len(times) < repeats and (not times or sum(times) < max_seconds):
+    for _ in range(repeats):
         start = time.perf_counter()
         fn()
         sync()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times), len(times)
+        times.append(1000 * (time.perf_counter() - start))
+    return times
 
 
 def fused_kernel(n_heads: int, tokens: int, d_head: int, device: str) -> str:
@@ -201,8 +202,7 @@ def run_forward(path: str, tokens: int, settings: dict, device: str) -> dict:
     x = torch.randn(1, tokens, cfg.d_model, device=device)
     explicit = path == "explicit"
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    timing = dict(sync=sync, warmup=settings["warmup"], repeats=settings["repeats"],
-                  max_seconds=settings["max_seconds"])
+    timing = dict(sync=sync, warmup=settings["warmup"], repeats=settings["repeats"])
     kernel = "explicit: matmul, softmax, matmul" if explicit else fused_kernel(
         cfg.n_heads, tokens, cfg.head_width, device)
 
@@ -211,11 +211,12 @@ def run_forward(path: str, tokens: int, settings: dict, device: str) -> dict:
 
     with torch.inference_mode():
         read_peak, method = start_peak(device)
-        ms_total, runs = median_ms(lambda: attn(x, explicit=explicit), **timing)
+        total = timed_ms(lambda: attn(x, explicit=explicit), **timing)
         peak = read_peak()
-        ms_projections, _ = median_ms(projections, **timing)
-    return {"ms_total": ms_total, "ms_projections": ms_projections, "peak_mb": peak / MB,
-            "peak_method": method, "runs": runs, "kernel": kernel}
+        projected = timed_ms(projections, **timing)
+    return {"ms_total": statistics.median(total), "ms_total_runs": total, "ms_projections": statistics.median(projected),
+            "ms_projections_runs": projected, "peak_mb": peak / MB, "peak_method": method, "runs": len(total),
+            "kernel": kernel}
 
 
 def measure_size(path: str, tokens: int, settings: dict, threads: int | None = None) -> dict:
