@@ -1,9 +1,11 @@
-# The claims ledger (configs/claims.yaml judged against every table), its plot, the reader's report and
-# the README's Results section. Included after tables.smk: every table and figure is registered, so
+# The claims ledger (configs/claims.yaml judged against every table), its plot, the captions, the reader's
+# report and the README's Results section. Included after tables.smk: every table and figure is registered, so
 # these jobs' keys (which cover the keys of what they read) are known when their rules are read.
-# The reader's report (results/<p>/report.html) opens on the ledger, then every table in TABLES.md's
-# order with its caption, claims and figure. Snakemake's own report (rule graph, runtimes):
-# snakemake --report results/<p>/snakemake_report.html --config profile=<p>.
+# The captions (workflow/report/<id>.rst) are templates: rule captions fills their fields from the profile's
+# tables, ledger and runs into results/<p>/captions/<id>.rst, which both reports show. The reader's report
+# (results/<p>/report.html) opens on the verdict, then every table in TABLES.md's order with its caption,
+# claims and figure. Snakemake's own report (rule graph, runtimes), whose report(caption=) names the
+# rendered captions: snakemake --report results/<p>/snakemake_report.html --config profile=<p>.
 # --lint 'mixed rules and functions': the ledger's and report's Step functions stay beside their rules.
 
 CLAIMS_CODE = module_code("attnlab.claims.__main__", files=(CLAIMS_FILE,))
@@ -25,20 +27,25 @@ def sink_steps(variant: bool) -> list[Step]:
     plot = register(Step("claims_plot", module_code("attnlab.claims.plot"),
                          [f"{figures}/claims.png", f"{figures}/claims.svg"], {"ledger": claims[:1]},
                          writes_key=True, home=home))
+    # the captions' templates are files of the repository, not outputs: their text is part of the key
+    templates = [f"workflow/report/{t}.rst" for t in [*sorted(TABLES), "claims"]]
+    captions = register(Step("captions", digest(module_code("attnlab.captions"),
+                                                [Path(p).read_text(encoding="utf-8") for p in templates]),
+                             [f"{home}/captions/{Path(p).name}" for p in templates],
+                             {"ledger": claims[:1], "table": tables}, writes_key=True, home=home))
     report_inputs = {"ledger": claims[:1], "claims_figure": plot.outputs[:1], "table": tables,
                      "figure": [figure_png(t, variant) for t in sorted(TABLES) if TABLES[t]["figure"]],
-                     "caption": [f"workflow/report/{t}.rst" for t in sorted(TABLES)]}
-    # the captions are files of the repository, not outputs: their text is part of the key
-    page = register(Step("report", digest(module_code("attnlab.report"),
-                                            [Path(p).read_text(encoding="utf-8") for p in report_inputs["caption"]]),
-                           [f"{home}/report.html"], report_inputs, writes_key=True, home=home))
-    return [ledger, plot, page]
+                     "caption": captions.outputs}
+    page = register(Step("report", module_code("attnlab.report"), [f"{home}/report.html"], report_inputs,
+                         writes_key=True, home=home))
+    return [ledger, plot, captions, page]
+
 
 
 CLAIMS_STEP = sink_steps(False)[0]
 
 
-for _ledger, _plot, _report in [sink_steps(False)] + ([sink_steps(True)] if VARIANT else []):
+for _ledger, _plot, _captions, _report in [sink_steps(False)] + ([sink_steps(True)] if VARIANT else []):
     _prefix = "variant_" if _ledger.home != RESULTS else ""
 
     rule:
@@ -63,7 +70,7 @@ for _ledger, _plot, _report in [sink_steps(False)] + ([sink_steps(True)] if VARI
         name: f"{_prefix}claims_plot"
         input: unpack(lambda w, step=_plot: step.rule_inputs())
         output:
-            png=report(_plot.outputs[0], caption="../report/claims.rst", category="Claims ledger"),
+            png=report(_plot.outputs[0], caption=rendered_caption("claims", _plot.home), category="Claims ledger"),
             svg=_plot.outputs[1],
             key=_plot.key_file,
         params: key=_plot.key
@@ -75,10 +82,27 @@ for _ledger, _plot, _report in [sink_steps(False)] + ([sink_steps(True)] if VARI
 
 
     rule:
+        name: f"{_prefix}captions"
+        input: unpack(lambda w, step=_captions: step.rule_inputs())
+        output: rst=_captions.outputs, key=_captions.key_file
+        params:
+            out=str(Path(_captions.outputs[0]).parent),
+            templates=" ".join(f"caption=workflow/report/{Path(p).name}" for p in _captions.outputs),
+            tables=named_args({"table": _captions.inputs["table"]}),
+            key=_captions.key,
+        resources: mem_mb=1000, runtime=5
+        log: f"{_captions.home}/logs/captions.log"
+        conda: ENVIRONMENT
+        shell:
+            logged_with_key("{PYTHON} -m attnlab.captions --profile {PROFILE} --ledger {input.ledger} --results {RESULTS} "
+                            "--out {params.out} {params.templates} {params.tables}")
+
+
+    rule:
         name: f"{_prefix}report"
         input: unpack(lambda w, step=_report: step.rule_inputs())
         output:
-            html=report(_report.outputs[0], caption="../report/claims.rst", category="Claims ledger"),
+            html=report(_report.outputs[0], caption=rendered_caption("claims", _report.home), category="Claims ledger"),
             key=_report.key_file,
         params:
             args=named_args({k: v for k, v in _report.inputs.items() if k != "ledger"}),
