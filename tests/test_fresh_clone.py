@@ -90,7 +90,8 @@ def test_one_override_plans_its_run_and_what_reads_it(clone):
     assert jobs == {"key": 1, "train": 1,  # the run's new key, the run (it rebuilds the cache it reads)
                     "variant_table_average_ladder": 1, "variant_table_ladder": 1, "variant_figure_average_ladder": 1,
                     "variant_figure_ladder": 1, "variant_table_pipeline_time": 1,  # it reads every run's clock
-                    "variant_claims": 1, "variant_claims_plot": 1, "variant_report": 1, "all": 1}, out[-3000:]
+                    "variant_claims": 1, "variant_claims_plot": 1, "variant_captions": 1, "variant_report": 1, "all": 1},\
+        out[-3000:]
     variant = "results/quick/variants/ladder-average_train.lr-3e-3"
     assert "train.lr=3e-3" in out and f"home={variant}, run=ladder/average, seed=0" in out
     assert "train/ladder/average/seed0: variant 'ladder/average: train.lr=3e-3'" in out  # why, in words
@@ -143,9 +144,9 @@ def test_a_damaged_published_file_stops_the_plan_naming_it_and_nothing_is_delete
     assert "Traceback" not in result.stderr and after == before
 
 
-def test_a_forced_table_plans_its_figure_ledger_and_report(clone):
+def test_a_forced_table_plans_its_figure_ledger_captions_and_report(clone):
     jobs, _ = dry_run(clone, "-R", "table_ladder", "--config", "profile=quick")
-    assert set(jobs) == {"table_ladder", "figure_ladder", "claims", "claims_plot", "report", "all"}, jobs
+    assert set(jobs) == {"table_ladder", "figure_ladder", "claims", "claims_plot", "captions", "report", "all"}, jobs
 
 
 def test_a_forced_stage_read_by_key_retrains_what_reads_it(clone):

@@ -14,6 +14,7 @@ these names). The names a template can use:
   row.held_out_ppl           a cell, printed as the table prints it: mean ± sd where the table keeps a spread
     .mean .sd .n .values     its mean (a number: arithmetic works), sd, how many seeds, each seed's value
   row.seeds                  the row's seed count (its own, never the table's largest)
+  ledger                     every ledger row (a Claim each): ledger | selectattr('verdict', 'equalto', 'MATCH')
   claim('ladder.block')      a ledger row: .chapter .reproduced .interval .verdict .seeds .margin, as the
                              ledger prints them; .value is the chapter's number, .ours our mean (numbers)
   run('ladder/block')        the composed config of a run of this profile (its seed 0): run('ladder/block').train.lr
@@ -247,6 +248,10 @@ class Sources:
             raise CaptionError(f"no claim {claim_id!r} in the ledger")
         return Claim(found.iloc[0])
 
+    def claims(self) -> list[Claim]:
+        """Every ledger row, in the ledger's order."""
+        return [Claim(r) for _, r in ledger_of(self.ledger).iterrows()] if self.ledger else []
+
     def run(self, name: str) -> Settings:
         """The composed config of a run of this profile, from its seed 0's config.yaml."""
         if self.results is None:
@@ -356,7 +361,7 @@ def render(template: str, sources: Sources, table_id: str | None = None, env: ji
     """The caption as a reader sees it; a field the data cannot fill stops it, naming the field. `names`: more
     names for the template (a test's)."""
     names = {"table": sources.table, "claim": sources.claim, "run": sources.run, "evals": sources.evals,
-             "measurement": sources.measurement, "config": config, "verdicts": verdict_words(),
+             "measurement": sources.measurement, "config": config, "verdicts": verdict_words(), "ledger": sources.claims(),
              "profile": sources.profile, **(names or {})}
     if (CONFIG_DIR / "profile" / f"{sources.profile}.yaml").is_file():
         names["settings"] = config(f"profile/{sources.profile}")
@@ -364,7 +369,7 @@ def render(template: str, sources: Sources, table_id: str | None = None, env: ji
         names["t"] = sources.table(table_id)
     try:
         return (env or environment()).from_string(template).render(**names)
-    except (CaptionError, jinja2.TemplateError) as e:
+    except (CaptionError, jinja2.TemplateError, TypeError, ValueError, ZeroDivisionError) as e:
         raise CaptionError(f"caption {table_id or '?'}: {e}") from None
 
 

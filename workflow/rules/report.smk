@@ -28,7 +28,8 @@ def sink_steps(variant: bool) -> list[Step]:
                          [f"{figures}/claims.png", f"{figures}/claims.svg"], {"ledger": claims[:1]},
                          writes_key=True, home=home))
     # the captions' templates are files of the repository, not outputs: their text is part of the key
-    templates = [f"workflow/report/{t}.rst" for t in [*sorted(TABLES), "claims"]]
+    # and the report's own text: the choices the chapter does not state, what was easy and what was hard
+    templates = [f"workflow/report/{t}.rst" for t in [*sorted(TABLES), "claims", "choices", "easy_hard"]]
     captions = register(Step("captions", digest(module_code("attnlab.captions"),
                                                 [Path(p).read_text(encoding="utf-8") for p in templates]),
                              [f"{home}/captions/{Path(p).name}" for p in templates],
@@ -36,9 +37,16 @@ def sink_steps(variant: bool) -> list[Step]:
     report_inputs = {"ledger": claims[:1], "claims_figure": plot.outputs[:1], "table": tables,
                      "figure": [figure_png(t, variant) for t in sorted(TABLES) if TABLES[t]["figure"]],
                      "caption": captions.outputs}
-    page = register(Step("report", module_code("attnlab.report"), [f"{home}/report.html"], report_inputs,
-                         writes_key=True, home=home))
+    page = register(Step("report", digest(module_code("attnlab.report"), trained_tables()), [f"{home}/report.html"],
+                         report_inputs, writes_key=True, home=home))
     return [ledger, plot, captions, page]
+
+
+def trained_tables() -> list[str]:
+    """The tables that read training runs (their claims are the trained ones, where the ledger does not say)."""
+    return sorted(t for t, spec in TABLES.items()
+                  if any(STEPS[p].job.split("/")[0] in ("train", "winograd_train")
+                         for paths in spec["inputs"].values() for p in paths if p in STEPS))
 
 
 
@@ -106,13 +114,14 @@ for _ledger, _plot, _captions, _report in [sink_steps(False)] + ([sink_steps(Tru
             key=_report.key_file,
         params:
             args=named_args({k: v for k, v in _report.inputs.items() if k != "ledger"}),
+            trained=",".join(trained_tables()),
             key=_report.key,
         resources: mem_mb=1000, runtime=5
         log: f"{_report.home}/logs/report.log"
         conda: ENVIRONMENT
         shell:
             logged_with_key("{PYTHON} -m attnlab.report --profile {PROFILE} --ledger {input.ledger} --out {output.html} "
-                            "{params.args}")
+                            "--trained {params.trained} {params.args}")
 
 
 # The README's Results section is the full profile's: only that profile rewrites it.
