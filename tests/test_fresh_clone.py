@@ -271,12 +271,14 @@ def test_a_failing_job_says_why_on_the_console(clone, tmp_path):
 
 
 def readme_snakemake_commands() -> list[list[str]]:
-    """Every `snakemake` command line in README.md's bash blocks, continuation lines joined."""
+    """Every `snakemake` command line in the bash blocks of README.md and workflow/README.md, continuation lines
+    joined, each once."""
     commands = []
-    for block in re.findall(r"```bash\n(.*?)```", (REPO / "README.md").read_text(), re.S):
+    text = (REPO / "README.md").read_text() + (REPO / "workflow/README.md").read_text()
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
         for line in block.replace("\\\n", " ").splitlines():
             words = shlex.split(line, comments=True)
-            if words and words[0].endswith("snakemake"):
+            if words and words[0].endswith("snakemake") and words[1:] not in commands:
                 commands.append(words[1:])
     return commands
 
