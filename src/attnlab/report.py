@@ -410,7 +410,7 @@ def not_reproduced(ledger: pd.DataFrame, hypotheses: pd.DataFrame | None, titles
     missed = ledger[~ledger["verdict"].isin(REPRODUCED)]
     if missed.empty:
         return "<p>Every claim is reproduced (MATCH or CONCLUSION HOLDS).</p>"
-    order = list(VERDICTS)
+    order = ["CONTRADICTED", *(v for v in VERDICTS if v != "CONTRADICTED")]  # the chapter's point false first
     items = []
     for _, claim in missed.sort_values("verdict", key=lambda v: v.map(order.index), kind="stable").iterrows():
         interval = text(claim["interval"])
