@@ -54,7 +54,7 @@ def test_a_section_names_where_its_numbers_were_made_and_when():
     said = report.provenance(pd.DataFrame({"d": [4], "seed": [0]}), Path("table.csv"), FakeGit())
     assert "numbers last changed in commit abc1234 (2026-11-20) · device cpu (torch&#x27;s default" in said and "seed 0" in said
     said = report.provenance(pd.DataFrame({"d": [4]}), Path("new.csv"), FakeGit())
-    assert "numbers not yet committed" in said and "no seeds: a fixed computation" in said
+    assert "numbers not yet committed" in said and "no seeds of its own: a computation or a summary" in said
     rows = pd.DataFrame({"commit": ["a5b45a3a77+dirty"], "seeds": [3], "seed_ids": ["0–2"]})
     assert "commit a5b45a3a77+dirty (2026-11-30)" in report.provenance(rows, None, FakeGit())
     assert "not recorded" not in said

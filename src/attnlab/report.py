@@ -330,7 +330,7 @@ def provenance(table: pd.DataFrame, csv: Path | None = None, git: Git | None = N
     elif counts:
         said.append(f"{counts[0]}–{counts[-1]} seeds a row" if len(counts) > 1 else f"{counts[0]} seeds")
     else:
-        said.append("no seeds: a fixed computation, not a trained run")
+        said.append("no seeds of its own: a computation or a summary, not a run")
     return f'<p class="meta">Provenance: {esc(" · ".join(said))}</p>'
 
 
