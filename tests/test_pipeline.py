@@ -2,6 +2,7 @@
 is produced, the reader's report reads in a browser, and a second invocation has nothing left to do."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
