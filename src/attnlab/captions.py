@@ -1,8 +1,8 @@
 """Captions with no number typed by hand: workflow/report/<id>.rst are Jinja templates whose words are
 written by hand and whose every number is a field read from the profile's own tables, ledger and runs.
 
-    python -m attnlab.captions --profile P --ledger results/P/claims.csv --out results/P/captions \\
-        table=results/P/tables/<id>.csv ... caption=workflow/report/<id>.rst ...
+    python -m attnlab.captions --profile P --ledger results/P/claims.csv --results results/P \\
+        --out results/P/captions table=results/P/tables/<id>.csv ... caption=workflow/report/<id>.rst ...
 
 writes results/P/captions/<id>.rst, the captions as a reader sees them: the reader's report shows
 them, and Snakemake's --report points at them (it renders a caption with Jinja too, but knows none of
@@ -49,10 +49,9 @@ import pandas as pd
 import yaml
 from jinja2 import nodes
 
+from attnlab.config import CONFIG_DIR
 from attnlab.data import atomic_path
 from attnlab.tables import SEEDS_SUFFIX, fmt, own_rows, parse_named, per_seed
-
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
 
 class CaptionError(ValueError):
