@@ -94,7 +94,6 @@ for _ledger, _plot, _captions, _report in [sink_steps(False)] + ([sink_steps(Tru
         input: unpack(lambda w, step=_captions: step.rule_inputs())
         output: rst=_captions.outputs, key=_captions.key_file
         params:
-            out=str(Path(_captions.outputs[0]).parent),
             templates=" ".join(f"caption=workflow/report/{Path(p).name}" for p in _captions.outputs),
             tables=named_args({"table": _captions.inputs["table"]}),
             key=_captions.key,
@@ -102,8 +101,8 @@ for _ledger, _plot, _captions, _report in [sink_steps(False)] + ([sink_steps(Tru
         log: f"{_captions.home}/logs/captions.log"
         conda: ENVIRONMENT
         shell:
-            logged_with_key("{PYTHON} -m attnlab.captions --profile {PROFILE} --ledger {input.ledger} --results {RESULTS} "
-                            "--out {params.out} {params.templates} {params.tables}")
+            logged_with_key("{PYTHON} -m attnlab.captions --profile {PROFILE} --ledger {input.ledger} "
+                            "--out $(dirname {output.rst[0]}) {params.templates} {params.tables}")
 
 
     rule:
