@@ -136,11 +136,11 @@ def test_every_row_given_more_seeds_is_in_the_workflow_readmes_seeds_table():
     assert listed == dict(counts)
 
 
-def root_seen_from(folder) -> subprocess.CompletedProcess:
-    """What attnlab.config takes as the repository when a command starts in `folder` (the package
-    imported from this checkout, as a virtual environment built here would)."""
+def root_seen_from(folder, package_src=ROOT / "src") -> subprocess.CompletedProcess:
+    """What attnlab.config takes as the repository when a command starts in `folder`, the package
+    imported from `package_src` (by default this checkout, as a virtual environment built here)."""
     return subprocess.run([sys.executable, "-c", "from attnlab.config import ROOT; print(ROOT)"], cwd=folder,
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(package_src)})
 
 
 def test_the_repository_is_where_the_command_runs_not_where_the_package_is(tmp_path):
@@ -149,5 +149,10 @@ def test_the_repository_is_where_the_command_runs_not_where_the_package_is(tmp_p
     (other / "results").mkdir()
     found = root_seen_from(other / "results")  # a subfolder of another checkout
     assert found.stdout.strip() == str(other) and f"configs and results from {other}" in found.stderr
-    outside = root_seen_from(tmp_path)
-    assert outside.returncode != 0 and outside.stderr.strip().startswith(f"error: {tmp_path} is in no attnlab repository")
+    scratch = tmp_path / "scratch"  # in no checkout: the package's own (the tests' scratch runs)
+    scratch.mkdir()
+    assert root_seen_from(scratch).stdout.strip() == str(ROOT)
+    # a package with no checkout around it (copied out, as an installed wheel) and no checkout here
+    shutil.copytree(ROOT / "src" / "attnlab", tmp_path / "bare" / "src" / "attnlab")
+    outside = root_seen_from(scratch, tmp_path / "bare" / "src")
+    assert outside.returncode != 0 and outside.stderr.strip().startswith(f"error: {scratch} is in no attnlab repository")
