@@ -73,7 +73,7 @@ def test_the_figure_counts_the_ledger_and_marks_each_verdict_as_the_report_does(
     assert "4 numeric claims drawn" in subtitle
     assert ("left out: 2 not a single number (words or a list), 1 with the chapter's value 0 (no ratio), "
             "1 not measured") in subtitle
-    (ax,) = fig.axes
+    ax = fig.axes[0]  # the ratios; below them a panel per claim that did not reproduce
     marks = {line.get_label(): line for line in ax.lines if line.get_label() in style.VERDICT_COLOURS}
     assert set(marks) == {"MATCH", "INCONCLUSIVE", "CONTRADICTED"}
     for verdict, line in marks.items():
@@ -116,3 +116,30 @@ def test_the_cli_writes_the_same_png_and_svg_every_time(tmp_path):
     for name in ("claims.png", "claims.svg"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     assert b"<svg" in (tmp_path / "a" / "claims.svg").read_bytes()[:1000]
+
+
+def test_every_claim_that_did_not_reproduce_has_a_panel_in_its_own_units():
+    """CONTRADICTED and INCONCLUSIVE claims each get a panel, lists and chapter values of 0 or words included
+    (left out of the ratios): our seeds' spread, our mean's interval, the chapter's number, the seed count."""
+    ledger = pd.concat([LEDGER, pd.DataFrame([
+        {"id": "u.pair", "table": "u", "chapter": "0.7", "reproduced": "[0.1973 ± 0.2086, 0.1557 ± 0.1970]",
+         "interval": "[[0.1688, 0.2258], [0.1288, 0.1827]]", "rule": "within ±0.1", "verdict": "CONTRADICTED",
+         "seeds": 208, "profile": "full"},
+        {"id": "u.words", "table": "u", "chapter": "weight on the adjective", "reproduced": "[-0.44 ± 0.39, -0.43 ± 0.39]",
+         "interval": "[[-0.49, -0.38], [-0.49, -0.38]]", "rule": "> 0.1", "verdict": "CONTRADICTED", "seeds": 208,
+         "profile": "full"}])]).assign(seeds=lambda d: d["seeds"].fillna(7).astype(int).astype(str))
+    panels = {p["id"]: p for p in plot.missed(ledger)}
+    assert set(panels) == {"t.no_context", "u.final_std", "u.pair", "u.words"}  # MATCH and MISSING have none
+    assert panels["u.pair"]["chapter"] == [0.7, 0.7] and panels["u.pair"]["intervals"][1] == (0.1288, 0.1827)
+    assert panels["u.words"]["chapter"] is None and panels["u.final_std"]["values"] == [(137.62, 5.961)]
+    with plt.rc_context(style.RC):
+        fig = plot.claims_figure(ledger)
+    titles = {ax.get_title(loc="left").split("\n")[0]: ax for ax in fig.axes[1:]}
+    assert set(titles) == set(panels)
+    pair = titles["u.pair"]
+    assert "CONTRADICTED · 208 seeds" in pair.get_title(loc="left")
+    (chapter,) = [line for line in pair.lines if line.get_marker() == "D"]  # the chapter's number, at each value
+    assert list(chapter.get_xdata()) == [0.7, 0.7]
+    assert len(pair.collections) == 2  # the seeds' spread and the mean's interval, a segment per value each
+    assert "chapter: weight on the adjective" in titles["u.words"].get_title(loc="left")
+    plt.close(fig)

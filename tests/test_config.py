@@ -126,11 +126,11 @@ def test_bad_throughput_settings_name_the_value(override, message):
         compose(["profile=smoke", override])
 
 
-def test_every_row_given_more_seeds_is_in_the_readmes_seeds_table():
-    """configs/pipeline.yaml's seeds_per_run (full) and the README's "Seeds per row" table name the same
+def test_every_row_given_more_seeds_is_in_the_workflow_readmes_seeds_table():
+    """configs/pipeline.yaml's seeds_per_run (full) and workflow/README.md's "Seeds per row" table name the same
     runs with the same counts: the table is where each count's reason lives."""
     counts = OmegaConf.load(ROOT / "configs/pipeline.yaml").seeds_per_run.full
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "workflow/README.md").read_text()
     listed = {name: int(seeds) for names, seeds in re.findall(r"^\| ((?:`[^`]+/[^`]+`(?:, )?)+) \| (\d+) \|", readme, re.M)
               for name in re.findall(r"`([^`]+)`", names)}
     assert listed == dict(counts)

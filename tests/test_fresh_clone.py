@@ -90,7 +90,8 @@ def test_one_override_plans_its_run_and_what_reads_it(clone):
     assert jobs == {"key": 1, "train": 1,  # the run's new key, the run (it rebuilds the cache it reads)
                     "variant_table_average_ladder": 1, "variant_table_ladder": 1, "variant_figure_average_ladder": 1,
                     "variant_figure_ladder": 1, "variant_table_pipeline_time": 1,  # it reads every run's clock
-                    "variant_claims": 1, "variant_claims_plot": 1, "variant_report": 1, "all": 1}, out[-3000:]
+                    "variant_claims": 1, "variant_claims_plot": 1, "variant_captions": 1, "variant_report": 1, "all": 1},\
+        out[-3000:]
     variant = "results/quick/variants/ladder-average_train.lr-3e-3"
     assert "train.lr=3e-3" in out and f"home={variant}, run=ladder/average, seed=0" in out
     assert "train/ladder/average/seed0: variant 'ladder/average: train.lr=3e-3'" in out  # why, in words
@@ -128,14 +129,15 @@ def test_a_deleted_run_plans_the_run_and_everything_downstream(clone):
 @pytest.mark.parametrize("name, cut", [("metrics.json", 97), ("curve.csv", 500)])
 def test_a_damaged_published_file_stops_the_plan_naming_it_and_nothing_is_deleted(clone, name, cut):
     damaged = clone / "results/quick/runs/ladder/block/seed0" / name
-    kept = damaged.read_bytes()
+    kept, times = damaged.read_bytes(), damaged.stat()
     damaged.write_bytes(kept[:cut])
     before = snapshot(clone / "results/quick")
     try:
         result = snakemake(clone, "--cores", "1", "--config", "profile=quick")
         after = snapshot(clone / "results/quick")
-    finally:
+    finally:  # bytes and time as they were: a newer run file would make the later tests plan its tables
         damaged.write_bytes(kept)
+        os.utime(damaged, ns=(times.st_atime_ns, times.st_mtime_ns))
     relative = damaged.relative_to(clone)
     lines = [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("error:")]
     assert result.returncode != 0 and len(lines) == 1, result.stderr[-2000:]
@@ -143,9 +145,9 @@ def test_a_damaged_published_file_stops_the_plan_naming_it_and_nothing_is_delete
     assert "Traceback" not in result.stderr and after == before
 
 
-def test_a_forced_table_plans_its_figure_ledger_and_report(clone):
+def test_a_forced_table_plans_its_figure_ledger_captions_and_report(clone):
     jobs, _ = dry_run(clone, "-R", "table_ladder", "--config", "profile=quick")
-    assert set(jobs) == {"table_ladder", "figure_ladder", "claims", "claims_plot", "report", "all"}, jobs
+    assert set(jobs) == {"table_ladder", "figure_ladder", "claims", "claims_plot", "captions", "report", "all"}, jobs
 
 
 def test_a_forced_stage_read_by_key_retrains_what_reads_it(clone):
@@ -270,12 +272,14 @@ def test_a_failing_job_says_why_on_the_console(clone, tmp_path):
 
 
 def readme_snakemake_commands() -> list[list[str]]:
-    """Every `snakemake` command line in README.md's bash blocks, continuation lines joined."""
+    """Every `snakemake` command line in the bash blocks of README.md and workflow/README.md, continuation lines
+    joined, each once."""
     commands = []
-    for block in re.findall(r"```bash\n(.*?)```", (REPO / "README.md").read_text(), re.S):
+    text = (REPO / "README.md").read_text() + (REPO / "workflow/README.md").read_text()
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
         for line in block.replace("\\\n", " ").splitlines():
             words = shlex.split(line, comments=True)
-            if words and words[0].endswith("snakemake"):
+            if words and words[0].endswith("snakemake") and words[1:] not in commands:
                 commands.append(words[1:])
     return commands
 

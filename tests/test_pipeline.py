@@ -1,17 +1,15 @@
 """The smoke DAG end to end, in a copy of the repository (conftest's smoke_run): every registered table and figure
 is produced, the reader's report reads in a browser, and a second invocation has nothing left to do."""
 
-import html
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from browser import seen_in_browser
 
 pytestmark = pytest.mark.slow  # the smoke DAG end to end: minutes
 
@@ -60,78 +58,25 @@ def test_rerun_has_nothing_to_do_and_snakemakes_report_builds(smoke_run):
     assert report.stat().st_size > 10_000
 
 
-# The reader's report, opened in a real browser: a page beside it loads it in a 1280 px and an 800 px
-# frame and writes what the browser sees into its own DOM, which Chromium dumps (the report has no
-# script). `split`: verdicts, cells of one number, and numbers inside any cell that the browser laid
-# out over more than one line (a range's boxes at more than one height).
-PROBE = r"""<!doctype html><html><body>
-<iframe id=wide src="report.html" width=1280 height=900></iframe>
-<iframe id=narrow src="report.html" width=800 height=900></iframe><pre id=out></pre>
-<script>
-var NUMBER = /-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?/g;
-var ONE_NUMBER = /^-?\d[\d,]*(\.\d+)?(e[-+]?\d+)?( ± \d[\d,]*(\.\d+)?(e[-+]?\d+)?)?$/;
-function lines(range) {
-  return new Set(Array.from(range.getClientRects()).filter(function (r) { return r.width > 0; })
-    .map(function (r) { return Math.round(r.top); })).size;
-}
-function split(d) {
-  var out = [];
-  d.querySelectorAll('.verdict, td').forEach(function (e) {
-    var r = d.createRange(); r.selectNodeContents(e);
-    if ((e.matches('.verdict') || ONE_NUMBER.test(e.textContent.trim())) && lines(r) > 1) out.push(e.textContent);
-  });
-  var walk = d.createTreeWalker(d.body, NodeFilter.SHOW_TEXT), node, m;
-  while ((node = walk.nextNode())) {
-    if (!node.parentElement.closest('td')) continue;
-    for (NUMBER.lastIndex = 0; (m = NUMBER.exec(node.data));) {
-      var r = d.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
-      if (lines(r) > 1) out.push(m[0]);
-    }
-  }
-  return out;
-}
-var seen = {}, pending = 2;
-function look(frame) {
-  var d = frame.contentDocument, imgs = Array.from(d.images);
-  seen[frame.id] = {
-    first: d.querySelector('section').id,
-    sections: Array.from(d.querySelectorAll('section')).map(function (s) {
-      return {id: s.id, tables: s.querySelectorAll('table').length, images: s.querySelectorAll('img').length}; }),
-    broken: imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length,
-    images: imgs.length, scroll_width: d.documentElement.scrollWidth, width: d.documentElement.clientWidth,
-    split: split(d)};
-  if (--pending == 0) document.getElementById('out').textContent = JSON.stringify(seen);
-}
-document.querySelectorAll('iframe').forEach(function (f) { f.onload = function () { look(f); }; });
-</script></body></html>"""
-
-
 def test_the_report_reads_in_a_browser(smoke_run, tmp_path):
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        if os.environ.get("ATTNLAB_REQUIRE_BROWSER"):  # CI installs it: there a missing browser is a failure
-            pytest.fail("chromium is not installed")
-        pytest.skip("needs Debian's chromium (CI installs it)")
-    folder = smoke_run / "results/smoke"
-    (folder / "probe.html").write_text(PROBE)
-    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                          f"--user-data-dir={tmp_path / 'profile'}", "--allow-file-access-from-files",
-                          "--window-size=1300,1000", "--virtual-time-budget=10000", "--dump-dom",
-                          (folder / "probe.html").as_uri()], capture_output=True, text=True, timeout=120).stdout
-    frames = json.loads(html.unescape(re.search(r'<pre id="out">(.*?)</pre>', dom, re.S).group(1)))
+    """At 1280 and 800 px (tests/browser.py): the summary first and the contents above the ledger, every table
+    with its section, table and figure, no broken image, no sideways scrolling, no verdict or number broken
+    across lines, and every ledger row's verdict and seeds and every contradictions row's finding in view."""
+    frames = seen_in_browser(smoke_run / "results/smoke/report.html", tmp_path)
     seen = frames["wide"]
     sections = {s["id"]: s for s in seen["sections"]}
+    order = [s["id"] for s in seen["sections"]]
     tables = [r.removeprefix("table_") for r in listed_rules(smoke_run) if r.startswith("table_")]
     figures = [r.removeprefix("figure_") for r in listed_rules(smoke_run) if r.startswith("figure_")]
-    assert seen["first"] == "ledger"
+    assert order[0] == "summary" and order.index("contents") < order.index("ledger")
     assert all(sections[t]["tables"] >= 1 for t in tables)
     assert all(sections[f]["images"] == 1 for f in figures)
-    assert sections["ledger"]["images"] == 1 and seen["images"] == len(figures) + sections["ledger"]["images"]
+    assert sections["claims-plot"]["images"] == 1 and seen["images"] == len(figures) + 1
     assert seen["broken"] == 0
     for frame, width in (("wide", 1280), ("narrow", 800)):  # wide tables scroll in their own box, not the page
         assert frames[frame]["scroll_width"] <= frames[frame]["width"], f"the page overflows sideways at {width} px"
         assert frames[frame]["split"] == [], f"verdicts or numbers broken across lines at {width} px"
+        assert frames[frame]["readable"]["rows"] > 0 and frames[frame]["readable"]["hidden"] == [], width
 
 
 def test_an_override_is_a_variant_beside_the_published_results(smoke_run):

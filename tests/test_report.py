@@ -1,6 +1,8 @@
-"""The reader's report, without a browser: the claims plot between what did not reproduce and the ledger,
-linked to its SVG relative to the report; each section's provenance as its table records it (and what it
-does not record, said so); numbers kept whole. The browser's view: test_pipeline.py."""
+"""The reader's report, without a browser: a front in the shape of a reproduction report (summary with analytic
+and trained claims counted apart, contents above the ledger, what did not reproduce, the claims plot linked to its
+SVG), headings in words; each section's provenance (commits with their dates, devices, seeds) with nothing left
+unsaid; captions rendered with their titles, lists and formulas; numbers kept whole. The browser's view:
+test_pipeline.py."""
 
 import re
 from pathlib import Path
@@ -33,15 +35,35 @@ def test_runs_record_their_commit_devices_and_seeds():
     assert shared == ["seed_ids: 0–2", "device: cuda"]  # said once under the table
 
 
-def test_a_section_names_its_provenance_and_what_its_table_does_not_record():
-    assert report.provenance(TABLE) == ('<p class="meta">Provenance: commits a5b45a3a77, 5387a7a1fc · '
-                                        "devices cuda, cpu · seeds 0–2, 0–6 · not recorded: date</p>")
-    assert "seed 0 · not recorded: commit, device, date" in report.provenance(pd.DataFrame({"d": [4], "seed": [0]}))
-    assert "Provenance: not recorded: commit, device, seed, date" in report.provenance(pd.DataFrame({"d": [4]}))
+class FakeGit(report.Git):
+    """A repository history of two dated commits; table.csv last changed in abc1234."""
+
+    def dates(self, commits):
+        return {c: d for c, d in {"a5b45a3a77": "2026-11-30", "5387a7a1fc": "2026-12-02"}.items()
+                if c in [x.split("+")[0] for x in commits]}
+
+    def last_change(self, path):
+        return ("abc1234", "2026-11-20") if path and path.name == "table.csv" else None
+
+
+def test_a_section_names_where_its_numbers_were_made_and_when():
+    assert report.provenance(TABLE, None, FakeGit()) == (
+        '<p class="meta">Provenance: commits a5b45a3a77 (2026-11-30), 5387a7a1fc (2026-12-02) · '
+        "devices cuda, cpu · seeds 0–2, 0–6</p>")
+    # a measurement that records no commit: the commit that last changed its table, the default device, its seed
+    said = report.provenance(pd.DataFrame({"d": [4], "seed": [0]}), Path("table.csv"), FakeGit())
+    assert "numbers last changed in commit abc1234 (2026-11-20) · device cpu (torch&#x27;s default" in said and "seed 0" in said
+    said = report.provenance(pd.DataFrame({"d": [4]}), Path("new.csv"), FakeGit())
+    assert "numbers not yet committed" in said and "no seeds of its own: a computation or a summary" in said
+    rows = pd.DataFrame({"commit": ["a5b45a3a77+dirty"], "seeds": [3], "seed_ids": ["0–2"]})
+    assert "commit a5b45a3a77+dirty (2026-11-30)" in report.provenance(rows, None, FakeGit())
+    assert "not recorded" not in said
 
 
 def test_numbers_are_never_split_across_lines():
     assert report.cell_html("60.1 ± 0.4814") == '<td class="num">60.1 ± 0.4814</td>'
+    assert report.cell_html("60.1 ± 0.4814", label=" data-label=\"ours\"") == \
+        '<td class="num" data-label="ours"><span class="num">60.1 ± 0.4814</span></td>'  # a card's label may wrap
     assert report.cell_html("1,115,394") == '<td class="num">1,115,394</td>'
     # a sentence wraps between its numbers, never at the hyphen inside one
     assert report.cell_html("fails on [4.35e-05 ± 0.002, -0.1318]: 1 of 10") == \
@@ -71,7 +93,7 @@ def test_a_long_list_is_cut_to_its_first_items_in_the_summary_line():
     assert report.shortened_lists("[36.42, 37.5] and [1, 2, 3, 4]") == "[36.42, 37.5] and [1, 2, 3, 4]"
     ledger = pd.DataFrame([{"id": "t.c", "table": "t", "verdict": "CONTRADICTED", "chapter": "0",
                             "reproduced": str([float(i) for i in range(15)]), "interval": "", "note": "", "margin": "m"}])
-    line = report.not_reproduced(ledger)
+    line = report.not_reproduced(ledger.assign(seeds=10), None, {})
     assert "[0.0, 1.0, 2.0, … (15 values)]" in line and "14.0" not in line
 
 
@@ -83,32 +105,56 @@ def test_a_caption_keeps_its_strong_and_its_emphasis():
         "<p><code>gap_*</code> is a <em>distance</em>, <code>a*b</code> too</p>"
 
 
-def test_the_claims_plot_sits_after_what_did_not_reproduce_and_links_its_svg(tmp_path):
+def test_a_caption_has_its_title_as_the_heading_its_lists_and_its_formulas():
+    rst = "Why post-norm needs warmup\n==========================\n\nIntro.\n\n- *Batch* first,\n  wrapped.\n- Clip.\n"
+    assert report.caption_title(rst) == "Why post-norm needs warmup"
+    assert report.caption_html(rst) == "<p>Intro.</p>\n<ul><li><em>Batch</em> first, wrapped.</li><li>Clip.</li></ul>"
+    assert report.caption_html(r"total :math:`12d^2 + 13d`, :math:`\sqrt{d_k}`") == \
+        '<p>total <span class="math">12d² + 13d</span>, <span class="math">√d_k</span></p>'
+    assert report.caption_title("No title here.") is None
+
+
+def test_the_front_reads_like_a_reproduction_report(tmp_path):
+    """Summary (analytic and trained claims apart), contents above the long parts, what did not reproduce (with the
+    ledger's reason where it gives one), the claims plot linked to its SVG, then the ledger; sections headed in words."""
     ledger, table = tmp_path / "results/full/claims.csv", tmp_path / "results/full/tables/ladder.csv"
     table.parent.mkdir(parents=True)
-    LEDGER.to_csv(ledger, index=False)
+    LEDGER.assign(reason=["", "Six seeds cannot tell 1.88 from 1.8 ± 0.5."]).to_csv(ledger, index=False)
     TABLE.to_csv(table, index=False)
     png = tmp_path / "figures/full/claims.png"
     png.parent.mkdir(parents=True)
     Image.new("RGB", (4, 4), "white").save(png)
     png.with_suffix(".svg").write_text("<svg/>")
+    caption = tmp_path / "results/full/captions/ladder.rst"
+    caption.parent.mkdir(parents=True)
+    caption.write_text("The whole ladder\n================\n\nEleven models.\n")
     out = tmp_path / "results/full/report.html"
-    report.main(["--profile", "full", "--ledger", str(ledger), "--out", str(out), f"table={table}",
-                 f"claims_figure={png}"])
+    report.main(["--profile", "full", "--ledger", str(ledger), "--out", str(out), "--trained", "ladder",
+                 f"table={table}", f"caption={caption}", f"claims_figure={png}"])
     page = out.read_text()
-    missed, plot, ledger_at = (page.index(s) for s in ("What did not reproduce", 'alt="every numeric claim',
-                                                        "<h3>Every claim"))
-    assert missed < plot < ledger_at
+    at = [page.index(s) for s in ('<section id="summary">', '<nav id="contents">', '<section id="not-reproduced">',
+                                  'alt="every numeric claim', '<section id="ledger">', '<section id="ladder">')]
+    assert at == sorted(at)
+    assert "0 of the 0 analytic" not in page and "1 of the 2 trained claims reproduced" in page
+    assert '<h2>The whole ladder <span class="id">ladder</span></h2>' in page and "<p>Eleven models.</p>" in page
+    assert '<span class="reason">Six seeds cannot tell 1.88 from 1.8 ± 0.5.</span>' in page
     assert '<a href="../../figures/full/claims.svg"' in page
-    assert "Provenance: commits a5b45a3a77, 5387a7a1fc" in page[page.index('<section id="ladder">'):]
+    assert re.search(r"Provenance: commits a5b45a3a77 \([^)]*\), 5387a7a1fc", page)
+    assert "not recorded" not in page
+
+
+def test_a_claims_kind_is_the_ledgers_where_it_says_else_its_tables():
+    assert list(report.kinds(LEDGER, {"ladder"})) == ["trained", "trained"]
+    assert list(report.kinds(LEDGER, set())) == ["analytic", "analytic"]
+    assert list(report.kinds(LEDGER.assign(kind=["analytic", "trained"]), set())) == ["analytic", "trained"]
 
 
 def test_the_registry_is_the_one_list_of_tables():
-    """The report's order names exactly the registered builders, and the README's table of tables
+    """The report's order names exactly the registered builders, and workflow/README.md's table of tables
     describes each of them (and nothing else)."""
     load_families()
     assert sorted(CHAPTER_ORDER) == sorted(TABLE_BUILDERS)
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme[readme.index("## The tables"):readme.index("## Claims ledger and report")]
+    readme = (Path(__file__).resolve().parents[1] / "workflow/README.md").read_text()
+    section = readme[readme.index("## The tables"):readme.index("## Add a row")]
     described = {i for row in re.findall(r"^\| (`.*?) \|", section, re.M) for i in re.findall(r"`(\w+)`", row)}
     assert described - {"claims"} == set(TABLE_BUILDERS)

@@ -159,16 +159,21 @@ def fake_probe(path, seed):
             tokens = "the animal did not cross the street because it was too ADJ , so the".replace("ADJ", adj).split()
             rows.append({"adjective": adj, "role": role, "block": block, "tokens": tokens, "weights": w,
                          "referent": "animal" if role == "x" else "street", "answer": "animal"})
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(rows))
+    # the run's record beside its probe, as winograd_train writes both
+    path.with_name("metrics.json").write_text(json.dumps({"seed": seed, "commit": "0123456789ab", "dirty": False,
+                                                          "device": ("cpu", "cuda")[seed % 2]}))
     return str(path)
 
 
-def test_attention_tables_average_seeds(tmp_path):
-    probes = [fake_probe(tmp_path / f"p{s}.json", s) for s in (0, 1)]
+def test_attention_tables_average_seeds_and_say_where_they_were_made(tmp_path):
+    probes = [fake_probe(tmp_path / f"seed{s}/probe.json", s) for s in (0, 1)]
     att = F.winograd_attention({"probe": probes})
     assert list(att["adjective"]) == ["tired", "tired", "wet", "wet"] and list(att["block"]) == [1, 2, 1, 2]
     assert att.loc[0, "1:animal"] == pytest.approx(0.95) and att.loc[0, "1:animal_std"] > 0
     assert "11:adj" in att.columns and list(att["right"]) == ["2/2", "2/2", "0/2", "0/2"]
+    assert att.loc[0, ["seeds", "commit", "device", "seed_ids"]].tolist() == [2, "0123456789", "cpu,cuda", "0,1"]
     adjs = F.winograd_adjectives({"probe": probes})
     assert set(adjs["block"]) == {2}
     assert adjs.set_index("adjective").loc["wet", "6:street"] == pytest.approx(0.95)

@@ -1,17 +1,20 @@
-"""The reader's report: one offline HTML file per profile that opens on the verdict.
+"""The reader's report: one offline HTML file per profile that reads like a reproduction paper.
 
     python -m attnlab.report --profile quick --ledger results/quick/claims.csv --out results/quick/report.html \
-        claims_figure=figures/quick/claims.png table=results/quick/tables/ladder.csv \
-        figure=figures/quick/ladder.png caption=workflow/report/ladder.rst ...
+        --trained ladder,average_ladder,... claims_figure=figures/quick/claims.png \
+        table=results/quick/tables/ladder.csv figure=figures/quick/ladder.png caption=results/quick/captions/ladder.rst ...
 
-First the ledger's summary, what did not reproduce, the claims plot (every numeric claim as ours ÷
-chapter: attnlab.claims.plot) and every claim (linked to its table's section), then one section per
-table in TABLES.md's order: its caption, the claims it carries (the chapter's value beside ours,
-the verdict coloured), the table itself, where its numbers were made (commits, devices, seeds, as
-the table records them) and its figure inline. No JavaScript; figures are the pipeline's PNGs,
-embedded, each linking to its SVG beside it. The page never scrolls sideways: a table too wide for
-the window scrolls in its own box, and no number or verdict is broken across lines. (Snakemake's
-own report, with the rule graph and runtimes, sits beside it as snakemake_report.html.)
+The front, in the shape of a reproduction report (ML Reproducibility Challenge, ReScience): a summary
+that counts the analytic and the trained claims apart, the contents, what was reproduced, what did not
+(each claim with ours against the chapter's, its seeds and what was tried), the choices the chapter does
+not state, what was easy and what was hard, what each verdict means, the claims plot and every claim;
+then one section per table in TABLES.md's order: its caption (rendered from the profile's data:
+attnlab.captions), the claims it carries, the table itself, where its numbers were made (commits and
+their dates, devices, seeds) and its figure inline. No JavaScript; figures are the pipeline's PNGs,
+embedded, each linking to its SVG beside it. The page never scrolls sideways: on a narrow window the
+ledger and the contradictions table become cards (a row's cells stacked, each labelled), other tables
+scroll in their own box, and no number or verdict is broken across lines. (Snakemake's own report,
+with the rule graph and runtimes, sits beside it as snakemake_report.html.)
 """
 
 from __future__ import annotations
@@ -21,36 +24,64 @@ import base64
 import html
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pandas as pd
 
-from attnlab.claims.render import seeds_text, summary_line, variant_lines
+from attnlab.claims.render import seeds_text, variant_lines
 from attnlab.claims.rules import VERDICTS
+from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
 from attnlab.style import VERDICT_COLOURS, VERDICT_MARKS
 from attnlab.tables import chapter_place, for_people, parse_named
 
-NOT_REPRODUCED = ("CONTRADICTED", "INCONCLUSIVE")
+REPRODUCED = ("MATCH", "CONCLUSION HOLDS")  # every other verdict is listed under what did not reproduce
+KINDS = ("analytic", "trained")
 PROVENANCE = ("commit", "device", "seed_ids")  # read as text: a commit of digits only is not a number
 CSS = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 1180px; margin: 0 auto; padding: 1em 1.5em; color: #1f2328; }
 h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #d0d7de; }
+h2 .id { font: .55em ui-monospace, monospace; color: #57606a; font-weight: normal; }
 .meta, .shared { color: #57606a; font-size: .9em; }
 .variant { background: #fff8c5; border-left: 4px solid #bf8700; padding: .4em .7em; margin: .3em 0; }
 table { border-collapse: collapse; margin: .6em 0; font-size: .85em; }
 th, td { border: 1px solid #d0d7de; padding: .25em .5em; vertical-align: top; text-align: left; }
 th { background: #f6f8fa; }
-table.ledger { width: 100%; }
-ul.missed li { margin: .3em 0; }
+table.ledger { width: 100%; table-layout: fixed; }
+table.counts td.num, table.counts th { text-align: right; } table.counts th:first-child { text-align: left; }
+ul.missed li { margin: .5em 0; } .reason { font-style: italic; }
 .scroll { overflow-x: auto; max-width: 100%; }
 .verdict { font-weight: 600; white-space: nowrap; }
 .num { white-space: nowrap; }
+.small { font-size: .9em; color: #57606a; display: block; margin-top: .3em; }
 td > table.items { margin: 0; font-size: 1em; }
 table.items td { border: 0; padding: 0; } table.items tr + tr td { border-top: 1px solid #eaeef2; }
 img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
-nav ol { columns: 3; font-size: .9em; }
-code { background: #f6f8fa; padding: 0 .2em; }
+nav ol { columns: 2; font-size: .95em; } nav ol ol { columns: 1; }
+code { background: #f6f8fa; padding: 0 .2em; } .math { font-family: ui-serif, Georgia, serif; font-style: italic; }
+dl.verdicts dt { font-weight: 600; margin-top: .4em; } dl.verdicts dd { margin-left: 1.5em; }
+/* cards: each row a box, its cells stacked under their column's name (the contradictions table always,
+   the ledger on a narrow window), so nothing hides in a sideways scroll */
+table.cards, table.cards tbody { display: block; }
+table.cards tr { display: grid; grid-template-columns: repeat(auto-fill, minmax(15em, 1fr)); gap: 0 1em;
+                 border: 1px solid #d0d7de; border-radius: 6px; margin: .6em 0; padding: .3em .6em; }
+table.cards tr.head, table.cards td:empty { display: none; }
+table.cards td { display: block; border: 0; padding: .1em 0; width: auto !important; white-space: normal; }
+table.cards td.wide, table.cards td[data-label="claim"], table.cards td[data-label="hypothesis"],
+table.cards td[data-label="experiment"], table.cards td[data-label="ours_before"],
+table.cards td[data-label="ours_under_hypothesis"] { grid-column: 1 / -1; }
+table.cards td::before { content: attr(data-label) ": "; color: #57606a; font-weight: 600; }
+@media (max-width: 960px) {
+  nav ol { columns: 1; }
+  table.ledger, table.ledger tbody { display: block; }
+  table.ledger tr { display: grid; grid-template-columns: repeat(auto-fill, minmax(14em, 1fr)); gap: 0 1em;
+                    border: 1px solid #d0d7de; border-radius: 6px; margin: .6em 0; padding: .3em .6em; }
+  table.ledger tr.head, table.ledger td:empty { display: none; }
+  table.ledger td { display: block; border: 0; padding: .1em 0; width: auto !important; white-space: normal; }
+  table.ledger td.wide { grid-column: 1 / -1; }
+  table.ledger td::before { content: attr(data-label) ": "; color: #57606a; font-weight: 600; }
+}
 """
 
 
@@ -82,18 +113,26 @@ def list_items(cell: str) -> list[str]:
     return items if len(items) > 2 or not all(NUMBER.fullmatch(i) and "±" not in i for i in items) else []
 
 
-def cell_html(cell, nested: bool = True) -> str:
+def cell_html(cell, nested: bool = True, label: str = "") -> str:
     """A table cell; no number in it is broken across lines (its box scrolls sideways instead): a
     cell of one number stays on one line, a sentence wraps only between its numbers, and a list is a
-    small table of its items, one a row (`nested`: whether a list inside a list is split too)."""
+    small table of its items, one a row (`nested`: whether a list inside a list is split too). `label`:
+    the cell's data-label attribute, which a card shows before it."""
     items = list_items(text(cell)) if nested else []
     if items:
         # rows apart by a space: the cell's text reads as items, not as one long number
         rows = " ".join(f"<tr>{cell_html(item, nested=False)}</tr>" for item in items)
-        return f'<td><table class="items">{rows}</table></td>'
+        return f'<td{label}><table class="items">{rows}</table></td>'
     if NUMBER.fullmatch(text(cell)):
-        return f'<td class="num">{esc(cell)}</td>'
-    return "<td>" + HYPHENATED.sub(r'<span class="num">\g<0></span>', esc(cell)) + "</td>"
+        # the number itself never wraps; in a card the label before it may sit on a line of its own
+        return f'<td class="num"{label}><span class="num">{esc(cell)}</span></td>' if label else \
+            f'<td class="num">{esc(cell)}</td>'
+    return f"<td{label}>{sentence_html(cell)}</td>"
+
+
+def sentence_html(cell) -> str:
+    """Text that wraps between its words and numbers, never at the hyphen inside a number (4.35e-05, -0.13)."""
+    return HYPHENATED.sub(r'<span class="num">\g<0></span>', esc(cell))
 
 
 def breakable(name: str) -> str:
@@ -107,23 +146,9 @@ def verdict_mark(verdict: str) -> str:
             f'{VERDICT_MARKS.get(verdict, "")} {esc(verdict)}</span>')
 
 
-def verdict_cell(verdict: str) -> str:
-    return f'<td class="verdict">{verdict_mark(verdict)}</td>'
-
-
 def row_anchor(claim_id: str, hypothesis_id: str) -> str:
     """The id of a contradictions row: what the list of what did not reproduce links to."""
     return f"tried-{claim_id}-{hypothesis_id}"
-
-
-def tried(claim_id: str, hypotheses: pd.DataFrame | None) -> str:
-    """', tried: <finding> (<setting>), ...' linking each row of the contradictions table on the claim."""
-    if hypotheses is None:
-        return ""
-    rows = hypotheses[hypotheses["claim"] == claim_id]
-    links = [f'<a href="#{esc(row_anchor(claim_id, r.hypothesis_id))}">{esc(r.finding)}</a> ({esc(r.setting)})'
-             for r in rows.itertuples()]
-    return "; tried: " + ", ".join(links) if links else ""
 
 
 def shortened_lists(cell: str, keep: int = 3) -> str:
@@ -135,35 +160,48 @@ def shortened_lists(cell: str, keep: int = 3) -> str:
     return LIST.sub(cut, cell)
 
 
-def not_reproduced(ledger: pd.DataFrame, hypotheses: pd.DataFrame | None = None) -> str:
-    """One line per claim the runs contradict or leave undecided: ours against the chapter's, why, and the
-    hypotheses tried on it (rows of the contradictions table)."""
-    missed = ledger[ledger["verdict"].isin(NOT_REPRODUCED)]
-    if missed.empty:
-        return "<p>Every claim is reproduced (MATCH or CONCLUSION HOLDS).</p>"
-    items = []
-    for _, claim in missed.sort_values("verdict", key=lambda v: v.map(NOT_REPRODUCED.index), kind="stable").iterrows():
-        interval = text(claim["interval"])
-        interval = f" (95 % interval {esc(shortened_lists(interval))})" if interval else ""
-        # the ledger's note ends with what was tried; here those are links to the rows
-        why = shortened_lists(re.split(r"(?:^|; )tried: ", text(claim["note"]))[0] or text(claim["margin"]))
-        items.append(f'<li><a href="#{esc(claim["table"])}">{esc(claim["id"])}</a> {verdict_mark(claim["verdict"])}: '
-                     f'ours {esc(shortened_lists(text(claim["reproduced"])))}{interval} against the chapter\'s '
-                     f'{esc(claim["chapter"])}; '
-                     f'{esc(why)}{tried(claim["id"], hypotheses)}.</li>')
-    return f'<h3>What did not reproduce</h3><ul class="missed">{"".join(items)}</ul>'
-
-
 def caption_html(rst: str) -> str:
-    """The caption's reStructuredText as plain paragraphs: ``code``, **strong** and *emphasis*, nothing more."""
-    paragraphs = [" ".join(p.split()) for p in rst.split("\n\n") if p.strip()]
+    """A caption's reStructuredText as HTML: its title left out (the section's heading), paragraphs, bullet
+    lists ('- ' lines), ``code``, **strong**, *emphasis* and :math:`formulas`, nothing more."""
     out = []
-    for p in paragraphs:
-        # odd pieces are ``code``, taken as written: a star inside (``gap_*``) is not emphasis
-        pieces = re.split(r"``(.+?)``", esc(p))
-        out.append("<p>" + "".join(f"<code>{piece}</code>" if i % 2 else emphasis_html(piece)
-                                   for i, piece in enumerate(pieces)) + "</p>")
+    for block in (b for b in re.split(r"\n\s*\n", caption_body(rst)) if b.strip()):
+        lines = block.strip().splitlines()
+        if all(re.match(r"-\s", line) or line.startswith("  ") for line in lines) and lines[0].startswith("- "):
+            items = re.split(r"\n(?=- )", block.strip())
+            out.append("<ul>" + "".join(f"<li>{inline_html(i[2:])}</li>" for i in items) + "</ul>")
+        else:
+            out.append(f"<p>{inline_html(block)}</p>")
     return "\n".join(out)
+
+
+TITLE = re.compile(r"\A\s*(?P<title>[^\n]+)\n(?P<rule>[=\-~^]{3,})\s*\n")
+
+
+def caption_title(rst: str) -> str | None:
+    """The title a caption opens with (a line underlined with =), or None."""
+    found = TITLE.match(rst)
+    return found["title"].strip() if found and len(found["rule"]) >= len(found["title"].strip()) else None
+
+
+def caption_body(rst: str) -> str:
+    return TITLE.sub("", rst, count=1) if caption_title(rst) else rst
+
+
+def inline_html(text: str) -> str:
+    """One paragraph's inline markup; odd pieces of a split are ``code`` or :math:`…`, taken as written (a
+    star inside ``gap_*`` is not emphasis)."""
+    pieces = re.split(r"(``.+?``|:math:`[^`]+`)", esc(" ".join(text.split())))
+    return "".join(emphasis_html(piece) if i % 2 == 0 else f"<code>{piece[2:-2]}</code>" if piece.startswith("``")
+                   else f'<span class="math">{math_text(piece[7:-1])}</span>' for i, piece in enumerate(pieces))
+
+
+def math_text(latex: str) -> str:
+    """A formula's LaTeX as plain text a browser shows: \\sqrt{d} → √d, ^2 → ², \\cdot → ·."""
+    for a, b in ((r"\sqrt{d_k}", "√d_k"), (r"\sqrt{d}", "√d"), (r"\cdot", "·"), (r"\propto", "∝"), (r"\sum_i", "Σᵢ"),
+                 ("^2", "²"), ("^{20}", "²⁰"), ("^{30}", "³⁰"), ("^{-8h/H}", "^(−8h/H)"), ("_{head}", "_head"),
+                 ("{", ""), ("}", ""), (" - ", " − ")):
+        latex = latex.replace(a, b)
+    return latex
 
 
 def emphasis_html(text: str) -> str:
@@ -171,56 +209,129 @@ def emphasis_html(text: str) -> str:
     return re.sub(r"\*(.+?)\*", r"<em>\1</em>", text)
 
 
+# ---------------------------------------------------------------- the ledger and the tables
+
+LEDGER_COLUMNS = {"id": "claim", "chapter": "chapter", "reproduced": "ours", "interval": f"{LEVEL * 100:g} % interval",
+                  "seeds": "seeds", "verdict": "verdict", "margin": "margin", "statement": "the chapter says"}
+WIDTHS = {"id": "14%", "chapter": "8%", "reproduced": "11%", "interval": "10%", "seeds": "5%", "verdict": "16%",
+          "margin": "8%", "statement": "28%"}
+
+
 def ledger_table(ledger: pd.DataFrame, columns: tuple[str, ...], link: bool) -> str:
-    widths = {"id": "12%", "statement": "20%", "chapter": "8%", "reproduced": "9%", "interval": "9%", "rule": "12%",
-              "verdict": "10%", "margin": "7%", "note": "13%"}
-    head = "".join(f'<th style="width:{widths.get(c, "auto")}">{c}</th>' for c in columns)
+    """Claims, one a row; on a narrow window one a card (the CSS), every cell labelled. The statement's cell
+    also holds the rule, the note and, where the ledger gives one, the reason."""
+    head = "".join(f'<th style="width:{WIDTHS.get(c, "auto")}">{LEDGER_COLUMNS.get(c, c)}</th>' for c in columns)
     rows = []
     for _, claim in ledger.iterrows():
         cells = []
         for c in columns:
+            label = f' data-label="{LEDGER_COLUMNS.get(c, c)}"'
             if c == "verdict":
-                cells.append(verdict_cell(claim[c]))
+                cells.append(f'<td class="verdict"{label}>{verdict_mark(claim[c])}</td>')
             elif c == "id":
                 name = breakable(claim[c])
-                cells.append(f'<td><a href="#{esc(claim["table"])}">{name}</a></td>' if link else f"<td>{name}</td>")
+                cells.append(f'<td class="wide"{label}><a href="#{esc(claim["table"])}">{name}</a></td>' if link
+                             else f'<td class="wide"{label}>{name}</td>')
+            elif c == "statement":
+                extra = "".join(f'<span class="small">{what}: {sentence_html(shortened_lists(text(claim.get(k))))}</span>'
+                                for k, what in (("rule", "rule"), ("note", "note"), ("reason", "why"))
+                                if text(claim.get(k)))
+                cells.append(f'<td class="wide"{label}>{sentence_html(claim[c])}{extra}</td>')
             else:
-                cells.append(cell_html(claim[c]))
+                cells.append(cell_html(claim.get(c), label=label))
         rows.append(f"<tr>{''.join(cells)}</tr>")
-    return f'<div class="scroll"><table class="ledger"><tr>{head}</tr>{"".join(rows)}</table></div>'
+    return f'<table class="ledger"><tr class="head">{head}</tr>{"".join(rows)}</table>'
 
 
-def data_table(table: pd.DataFrame, row_ids: list[str] | None = None) -> str:
+def data_table(table: pd.DataFrame, row_ids: list[str] | None = None, cards: bool = False) -> str:
+    """A table as people read it; as cards (one box a row, each cell under its column's name) where it
+    has too many columns for any window (the contradictions table)."""
     shown, shared = for_people(table)
+    if cards:  # what a reader looks for first
+        first = [c for c in ("claim", "finding", "setting", "chapter", "ours_before", "ours_under_hypothesis", "seeds",
+                             "verdict") if c in shown]
+        shown = shown[first + [c for c in shown if c not in first]]
     head = "".join(f"<th>{esc(c)}</th>" for c in shown.columns)
     ids = [f' id="{esc(i)}"' for i in row_ids] if row_ids else [""] * len(shown)
-    rows = "".join(f"<tr{i}>{''.join(cell_html(c) for c in row)}</tr>"
+    labels = [f' data-label="{esc(name)}"' for name in shown.columns]
+    rows = "".join(f"<tr{i}>{''.join(cell_html(c, label=label) for c, label in zip(row, labels))}</tr>"
                    for i, row in zip(ids, shown.itertuples(index=False)))
     note = f'<p class="shared">{esc(" · ".join(shared))} (config hashes and commits per row: the CSV)</p>' if shared else ""
-    return f'<div class="scroll"><table><tr>{head}</tr>{rows}</table></div>{note}'
+    if cards:
+        return f'<table class="cards"><tr class="head">{head}</tr>{rows}</table>{note}'
+    return f'<div class="scroll"><table><tr class="head">{head}</tr>{rows}</table></div>{note}'
 
 
-def provenance(table: pd.DataFrame) -> str:
-    """Where a section's numbers were made, as its table records them (tables.provenance): the commits,
-    devices and seeds of its runs; what the table does not record is named as not recorded, never
-    guessed (no run records its date)."""
-    def recorded(column: str, split: bool = False) -> list[str]:
-        if column not in table:
-            return []
-        values = [text(v) for v in table[column]]
-        parts = [p.strip() for v in values for p in (v.split(",") if split else [v])]
-        return list(dict.fromkeys(p for p in parts if p))
+# ---------------------------------------------------------------- where the numbers were made
 
-    said, missing = [], []
-    for name, values in (("commit", recorded("commit")), ("device", recorded("device", split=True)),
-                         ("seed", recorded("seed_ids") or recorded("seed"))):
-        if not values:
-            missing.append(name)
-            continue
-        many = len(values) > 1 or name == "seed" and not values[0].isdigit()  # '0–2': several in one value
-        said.append(f"{name}{'s' if many else ''} {', '.join(values)}")
-    missing.append("date")
-    return f'<p class="meta">Provenance: {esc(" · ".join([*said, "not recorded: " + ", ".join(missing)]))}</p>'
+class Git:
+    """Dates of commits, and the commit that last changed a file, from the repository the report is built in
+    (None outside one). Runs record no date by design: the commit they were made at dates them."""
+
+    def __init__(self, folder: Path = Path(".")):
+        self.folder = folder
+
+    def run(self, *args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=self.folder, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    def dates(self, commits: list[str]) -> dict[str, str]:
+        """commit → its date (YYYY-MM-DD), for those this repository's history holds."""
+        found = {}
+        for commit in dict.fromkeys(c.split("+")[0] for c in commits if c):
+            date = self.run("show", "-s", "--format=%cs", commit, "--")
+            if date:
+                found[commit] = date
+        return found
+
+    def last_change(self, path: Path) -> tuple[str, str] | None:
+        """(commit, date) of the last commit that changed a file, None where it is new or changed since."""
+        if self.run("status", "--porcelain", "--", str(path)):
+            return None
+        found = self.run("log", "-1", "--format=%h %cs", "--", str(path))
+        return tuple(found.split()) if found else None
+
+
+def recorded(table: pd.DataFrame, column: str) -> list[str]:
+    """A provenance column's values, each once (a cell may list several: 'cpu,cuda')."""
+    if column not in table:
+        return []
+    return list(dict.fromkeys(p.strip() for v in table[column] for p in text(v).split(",") if p.strip()))
+
+
+def provenance(table: pd.DataFrame, csv: Path | None = None, git: Git | None = None) -> str:
+    """Where a section's numbers were made: the commits its table records (each with its date), else the
+    commit that last changed the table; its devices, else the CPU (a measurement that records no device ran
+    on torch's default one); its seeds, each row's count where rows differ."""
+    git = git or Git()
+    said = []
+    commits = recorded(table, "commit")
+    if commits:
+        dates = git.dates(commits)
+        said.append(("commits " if len(commits) > 1 else "commit ") + ", ".join(
+            f"{c} ({dates[c.split('+')[0]]})" if c.split("+")[0] in dates else f"{c} (not in this clone's history)"
+            for c in commits))
+    else:
+        landed = git.last_change(csv) if csv else None
+        said.append(f"numbers last changed in commit {landed[0]} ({landed[1]})" if landed
+                    else "numbers not yet committed (built from this working tree)")
+    devices = recorded(table, "device")
+    said.append(f"device{'s' if len(devices) > 1 else ''} {', '.join(devices)}" if devices
+                else "device cpu (torch's default: the measurement places nothing elsewhere)")
+    seeds = recorded(table, "seed_ids") or recorded(table, "seed")
+    counts = sorted({int(n) for n in pd.to_numeric(table.get("seeds", pd.Series(dtype=float)), errors="coerce").dropna()})
+    if seeds:
+        per_row = f" ({counts[0]}–{counts[-1]} a row: the table's seeds)" if len(counts) > 1 else ""
+        many = len(seeds) > 1 or not seeds[0].isdigit()
+        said.append(f"seed{'s' if many else ''} {', '.join(seeds)}{per_row}")
+    elif counts:
+        said.append(f"{counts[0]}–{counts[-1]} seeds a row" if len(counts) > 1 else f"{counts[0]} seeds")
+    else:
+        said.append("no seeds of its own: a computation or a summary, not a run")
+    return f'<p class="meta">Provenance: {esc(" · ".join(said))}</p>'
 
 
 def figure_html(png: Path, alt: str, folder: Path) -> str:
@@ -234,56 +345,173 @@ def figure_html(png: Path, alt: str, folder: Path) -> str:
     return f'<a href="{esc(href)}" title="the figure as SVG">{image}</a>'
 
 
-def verdict_definitions() -> str:
-    """Each verdict, marked as in the tables, with its one sentence (rules.VERDICTS)."""
-    return ('<ul class="meta">' + "".join(f"<li>{verdict_mark(v)}: {esc(meaning)}</li>" for v, meaning in VERDICTS.items())
-            + "</ul>")
-
-
 def claims_plot(png: Path, folder: Path) -> str:
-    return ("<h3>Every numeric claim, ours over the chapter's</h3><p class=\"meta\">One row per claim, grouped by table: "
-            "our mean divided by the chapter's value, with its 95 % interval; the shaded band is the rule's "
-            "tolerance. Claims that are not one number (words, lists) are left out; the subtitle counts them.</p>"
-            + figure_html(png, "every numeric claim: ours over the chapter's", folder))
+    return ('<p class="meta">Top: one row per claim of one number, grouped by table: our mean divided by the chapter\'s '
+            "value, with its interval; the shaded band is the rule's tolerance. Below: every claim that did not "
+            "reproduce, in its own units: the spread of our seeds (thin), our mean's interval (thick), the chapter's "
+            "number (a diamond) and the seed count.</p>"
+            + figure_html(png, "every numeric claim: ours over the chapter's, and every claim that did not reproduce",
+                          folder))
+
+
+def kinds(ledger: pd.DataFrame, trained: set[str]) -> pd.Series:
+    """Each claim's kind: the ledger's where it says (its `kind` column), else trained where its table reads
+    training runs (`trained`: those tables, from the workflow) and analytic otherwise."""
+    if "kind" in ledger:
+        return ledger["kind"].astype(str)
+    return ledger["table"].map(lambda t: "trained" if t in trained else "analytic")
+
+
+def counts_table(ledger: pd.DataFrame, kind: pd.Series) -> str:
+    """Verdicts by kind of claim, with the totals."""
+    verdicts = [v for v in VERDICTS if (ledger["verdict"] == v).any()]
+    head = "".join(f"<th>{k}</th>" for k in (*KINDS, "all"))
+    rows = []
+    for v in verdicts:
+        counts = [int(((ledger["verdict"] == v) & (kind == k)).sum()) for k in KINDS] + [int((ledger["verdict"] == v).sum())]
+        rows.append(f"<tr><td>{verdict_mark(v)}</td>" + "".join(f'<td class="num">{n}</td>' for n in counts) + "</tr>")
+    totals = [int((kind == k).sum()) for k in KINDS] + [len(ledger)]
+    rows.append("<tr><th>claims</th>" + "".join(f'<td class="num"><strong>{n}</strong></td>' for n in totals) + "</tr>")
+    return f'<table class="counts"><tr><th>verdict</th>{head}</tr>{"".join(rows)}</table>'
+
+
+def summary(ledger: pd.DataFrame, kind: pd.Series, profile: str) -> str:
+    said = []
+    for k in KINDS:
+        these = ledger[kind == k]
+        if len(these):
+            done = int(these["verdict"].isin(REPRODUCED).sum())
+            said.append(f"{done} of the {len(these)} {k} claims reproduced")
+    loose = (f" The {esc(profile)} profile trains short budgets: its verdicts show that every claim can be read and "
+             "judged, not whether the chapter's numbers come back (the full profile does)." if profile != "full" else "")
+    return (f"<p>The chapter's {len(ledger)} claims: {esc('; '.join(said))} (MATCH or CONCLUSION HOLDS). Analytic "
+            "claims are computed or measured once (parameter counts, the averaging matrix, statistics of random rows, "
+            "timings); trained claims are read over the seeds of trained runs, where one printed run of the "
+            f"chapter's meets our spread.{loose}</p>" + counts_table(ledger, kind))
+
+
+def reproduced(ledger: pd.DataFrame, kind: pd.Series, titles: dict) -> str:
+    """The claims that came back, by kind and table, each linked to its table's section."""
+    out = []
+    for k in KINDS:
+        these = ledger[(kind == k) & ledger["verdict"].isin(REPRODUCED)]
+        groups = [f'<li><a href="#{esc(t)}">{esc(titles.get(t, t))}</a>: '
+                  + ", ".join(f'{esc(c.id.removeprefix(t + "."))}{"" if c.verdict == "MATCH" else " (conclusion)"}'
+                              for c in claims.itertuples()) + "</li>"
+                  for t, claims in these.groupby("table", sort=False)]
+        if groups:
+            out.append(f"<p><strong>{k.capitalize()}</strong> ({len(these)}):</p><ul>{''.join(groups)}</ul>")
+    return "".join(out) or "<p>No claim reproduced.</p>"
+
+
+def not_reproduced(ledger: pd.DataFrame, hypotheses: pd.DataFrame | None, titles: dict) -> str:
+    """One item per claim that is neither MATCH nor CONCLUSION HOLDS: ours against the chapter's with its
+    seeds, why (the ledger's `reason`, where it gives one), and the hypotheses tried on it."""
+    missed = ledger[~ledger["verdict"].isin(REPRODUCED)]
+    if missed.empty:
+        return "<p>Every claim is reproduced (MATCH or CONCLUSION HOLDS).</p>"
+    order = ["CONTRADICTED", *(v for v in VERDICTS if v != "CONTRADICTED")]  # the chapter's point false first
+    items = []
+    for _, claim in missed.sort_values("verdict", key=lambda v: v.map(order.index), kind="stable").iterrows():
+        interval = text(claim["interval"])
+        interval = f", interval {esc(shortened_lists(interval))}" if interval else ""
+        seeds = f"{int(claim['seeds'])} seed{'s' if int(claim['seeds']) != 1 else ''}" if text(claim.get("seeds")) else ""
+        # the reason sentence kept beside the claim in configs/claims.yaml: shown where the ledger carries it
+        reason = f' <span class="reason">{esc(text(claim["reason"]))}</span>' if text(claim.get("reason")) else ""
+        items.append(f'<li><a href="#{esc(claim["table"])}">{esc(titles.get(claim["table"], claim["table"]))}</a>, '
+                     f'<code>{breakable(claim["id"])}</code> {verdict_mark(claim["verdict"])}: ours '
+                     f'{esc(shortened_lists(text(claim["reproduced"])))} ({esc(seeds)}{interval}) against the chapter\'s '
+                     f'{esc(claim["chapter"])}.{reason}{tried(claim["id"], hypotheses)}</li>')
+    return f'<ul class="missed">{"".join(items)}</ul>'
+
+
+def tried(claim_id: str, hypotheses: pd.DataFrame | None) -> str:
+    """' Tried: <finding> (<setting>), ...' linking each row of the contradictions table on the claim."""
+    if hypotheses is None:
+        return ""
+    rows = hypotheses[hypotheses["claim"] == claim_id]
+    links = [f'<a href="#{esc(row_anchor(claim_id, r.hypothesis_id))}">{esc(r.finding)}</a> ({esc(r.setting)})'
+             for r in rows.itertuples()]
+    return " Tried: " + "; ".join(links) + "." if links else ""
+
+
+def verdict_meanings() -> str:
+    """Each verdict in a sentence: the ledger's own definitions (claims.rules.VERDICTS)."""
+    return '<dl class="verdicts">' + "".join(f"<dt>{verdict_mark(v)}</dt><dd>{esc(meaning)}</dd>"
+                                             for v, meaning in VERDICTS.items()) + "</dl>"
+
+
+def span(values: list[str]) -> str:
+    return values[0] if len(values) == 1 or values[0] == values[-1] else f"{values[0]} to {values[-1]}"
+
+
+FRONT = (("summary", "Summary"), ("reproduced", "What was reproduced"), ("not-reproduced", "What did not reproduce"),
+         ("choices", "Choices the chapter does not state"), ("easy-hard", "What was easy, and what was hard"),
+         ("verdicts", "What the verdicts mean"), ("claims-plot", "Every claim at a glance"),
+         ("ledger", "Every claim: the ledger"))
 
 
 def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, captions: dict,
-          claims_figure: Path | None = None, folder: Path = Path(".")) -> str:
-    """The page; `folder`: where it is written, which its links to SVGs are relative to."""
+          claims_figure: Path | None = None, folder: Path = Path("."), trained: set[str] = frozenset(),
+          git: Git | None = None) -> str:
+    """The page; `folder`: where it is written, which its links to SVGs are relative to; `trained`: the
+    tables that read training runs (a claim's kind where the ledger does not say)."""
+    git = git or Git()
     ids = sorted(tables, key=lambda t: (chapter_place(t), t))
-    hypotheses = pd.read_csv(tables["contradictions"]) if "contradictions" in tables else None
-    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>attnlab: {profile} profile</title>"
-             f"<style>{CSS}</style></head><body>",
-             f"<h1>Does the chapter reproduce? attnlab, profile {esc(profile)}</h1>",
-             f'<p class="meta">{len(ids)} tables, {esc(seeds_text(ledger))}. '
-             "Every number comes from a run folder under <code>results/{p}/runs/</code> with its composed config, "
-             "seed and commit. A number the chapter printed is one run of its code, judged against the spread of "
-             "one run of ours; a conclusion, bound or ordering on our mean's interval; an outcome per seed (which "
-             "weight is largest) on the share of seeds in which it holds.</p>".replace("{p}", esc(profile)),
-             verdict_definitions(),
+    frames = {t: pd.read_csv(tables[t], keep_default_na=False, na_values=[""], dtype=dict.fromkeys(PROVENANCE, str))
+              for t in ids}
+    titles = {t: caption_title(captions.get(t, "")) or t.replace("_", " ") for t in ids}
+    hypotheses = frames.get("contradictions")
+    kind = kinds(ledger, set(trained))
+    commits = [c for df in frames.values() for c in recorded(df, "commit")]
+    dates = sorted(git.dates(commits).values())
+    devices = sorted({d for df in frames.values() for d in recorded(df, "device")})
+    front = {
+        "summary": summary(ledger, kind, profile),
+        "reproduced": reproduced(ledger, kind, titles),
+        "not-reproduced": not_reproduced(ledger, hypotheses, titles),
+        "choices": caption_html(captions["choices"]) if "choices" in captions else "",
+        "easy-hard": caption_html(captions["easy_hard"]) if "easy_hard" in captions else "",
+        "verdicts": verdict_meanings(),
+        "claims-plot": claims_plot(claims_figure, folder) if claims_figure else "",
+        "ledger": f'<p class="meta">ours: our mean ± sd over seeds; {LEVEL * 100:g} % interval: the mean\'s; seeds: how many the '
+                  "claim reads; margin: the mean's distance from the chapter in tolerances (tol), ± its interval, or how "
+                  "far it clears or misses a bound; under each statement the rule (the check that makes a MATCH, and "
+                  "the chapter's point without its number: conclusion) and the ledger's note.</p>"
+                  + ledger_table(ledger, tuple(LEDGER_COLUMNS), link=True),
+    }
+    contents = "".join(f'<li><a href="#{i}">{name}</a></li>' for i, name in FRONT if front[i]) + (
+        '<li>The tables<ol>' + "".join(f'<li><a href="#{t}">{esc(titles[t])}</a></li>' for t in ids) + "</ol></li>")
+    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>"
+             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+             f"<title>attnlab: {profile} profile</title><style>{CSS}</style></head><body>",
+             f"<h1>Self-attention from the plain average: does the chapter reproduce? (attnlab, profile {esc(profile)})</h1>",
+             f'<p class="meta">{len(ids)} tables, {esc(seeds_text(ledger))}; made at commits dated '
+             f"{esc(span(dates)) if dates else 'outside this clone’s history'} on {esc(', '.join(devices) or 'cpu')}. "
+             f"Every number comes from a run folder under <code>results/{esc(profile)}/runs/</code> (or a measurement's "
+             "record) with its composed config, seed and commit; every number in the text is read from the tables, "
+             "the ledger or the runs (<code>workflow/report/*.rst</code> are templates). A number the chapter printed is "
+             "one run of its code, judged against the spread of one run of ours; a conclusion, bound or ordering on "
+             "our mean's interval; an outcome per seed (which weight is largest) on the share of seeds in which it "
+             "holds.</p>",
              "".join(f'<p class="variant">{esc(line).replace("**", "")}</p>' for line in variant_lines(ledger)),
-             f'<section id="ledger"><h2>The verdict</h2><p><strong>{esc(summary_line(ledger))}</strong></p>',
-             not_reproduced(ledger, hypotheses),
-             claims_plot(claims_figure, folder) if claims_figure else "",
-             "<h3>Every claim</h3><p class=\"meta\">reproduced: our mean ± sd over seeds; interval: the mean's 95 % "
-             "interval; margin: the mean's distance from the chapter in tolerances (tol), ± its interval, or how far "
-             "it clears or misses a bound; rule: the check that makes a MATCH, and the chapter's point without its "
-             "number (conclusion).</p>",
-             ledger_table(ledger, ("id", "statement", "chapter", "reproduced", "interval", "rule", "verdict", "margin",
-                                   "note"), link=True),
-             "</section>",
-             "<nav><h2>Tables</h2><ol>" + "".join(f'<li><a href="#{t}">{t}</a></li>' for t in ids) + "</ol></nav>"]
+             f'<section id="summary"><h2>Summary</h2>{front["summary"]}</section>',
+             f'<nav id="contents"><h2>Contents</h2><ol>{contents}</ol></nav>']
+    for i, name in FRONT[1:]:
+        if front[i]:
+            parts.append(f'<section id="{i}"><h2>{name}</h2>{front[i]}</section>')
     for t in ids:
         claims = ledger[ledger["table"] == t]
-        parts.append(f'<section id="{t}"><h2>{t}</h2>')
+        parts.append(f'<section id="{t}"><h2>{esc(titles[t])} <span class="id">{t}</span></h2>')
         if t in captions:
             parts.append(caption_html(captions[t]))
         if len(claims):
-            parts.append(ledger_table(claims, ("id", "statement", "chapter", "reproduced", "verdict"), link=False))
-        table = pd.read_csv(tables[t], keep_default_na=False, na_values=[""], dtype=dict.fromkeys(PROVENANCE, str))
+            parts.append(ledger_table(claims, ("id", "chapter", "reproduced", "seeds", "verdict", "statement"),
+                                      link=False))
+        table = frames[t]
         parts.append(data_table(table, [row_anchor(r.claim, r.hypothesis_id) for r in table.itertuples()]
-                                if t == "contradictions" else None))
-        parts.append(provenance(table))
+                                if t == "contradictions" else None, cards=t == "contradictions"))
+        parts.append(provenance(table, tables[t], git))
         csv = Path(os.path.relpath(tables[t], folder)).as_posix()
         parts.append(f'<p class="meta">Data: <a href="{esc(csv)}">{t}.csv</a> · <a href="{esc(csv[:-4])}.md">{t}.md</a>'
                      f" · rebuild it (and only what it needs): <code>.venv/bin/snakemake --cores 2 "
@@ -302,8 +530,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", required=True)
     parser.add_argument("--ledger", required=True, type=Path, help="claims.csv")
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("inputs", nargs="*", help="table=<csv> figure=<png> caption=<rst>, named by their stem; "
-                                                  "claims_figure=<png> (python -m attnlab.claims.plot)")
+    parser.add_argument("--trained", default="", help="the tables that read training runs, comma-separated (a "
+                                                          "claim's kind where the ledger has no `kind` column)")
+    parser.add_argument("inputs", nargs="*", help="table=<csv> figure=<png> caption=<rst> (rendered: attnlab.captions), "
+                                                  "named by their stem; claims_figure=<png> (python -m attnlab.claims.plot)")
     args = parser.parse_intermixed_args(argv)
     named = parse_named(args.inputs)
     by_id = {kind: {Path(p).stem: Path(p) for p in named.get(kind, [])} for kind in ("table", "figure", "caption")}
@@ -312,7 +542,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("claims_figure= names one PNG")
     page = build(args.profile, pd.read_csv(args.ledger), by_id["table"], by_id["figure"],
                  {t: p.read_text(encoding="utf-8") for t, p in by_id["caption"].items()},
-                 claims_figure[0] if claims_figure else None, args.out.parent)
+                 claims_figure[0] if claims_figure else None, args.out.parent,
+                 set(filter(None, args.trained.split(","))))
     with atomic_path(args.out) as tmp:
         tmp.write_text(page, encoding="utf-8")
 

@@ -69,9 +69,12 @@ def spread(df, column: str):
 
 
 def seeds_note(seeds, spread: bool = True) -> str:
-    """'1 seed', or '3 seeds, mean ± std' (what error bars and bands show; without them '3 seeds, mean')."""
-    seeds = int(seeds)
-    return "1 seed" if seeds == 1 else f"{seeds} seeds, mean" + (" ± std" if spread else "")
+    """'1 seed', '3 seeds, mean ± std', or where rows differ '3–74 seeds a row, mean ± std' — each row's
+    own count, never the table's largest (what error bars and bands show; without them '…, mean')."""
+    counts = sorted({int(n) for n in np.atleast_1d(seeds) if n == n})  # NaN: a row that is not a run
+    low, high = counts[0], counts[-1]
+    said = f"{low}–{high} seeds a row" if low != high else "1 seed" if high == 1 else f"{high} seeds"
+    return said if high == 1 else f"{said}, mean" + (" ± std" if spread else "")
 
 
 def steps_note(steps) -> str:

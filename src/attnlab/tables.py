@@ -148,7 +148,12 @@ def seed_ids(seeds) -> str:
     return ",".join(f"{a}–{b}" if b > a + 1 else ",".join(map(str, range(a, b + 1))) for a, b in spans)
 
 
-def fmt(value) -> str:
+def fmt(value, spread: float | None = None) -> str:
+    """A cell as people read it, with its spread over seeds where given (60.23 ± 0.49). Numbers print
+    as the ledger prints them (attnlab.claims.render.show), so one value reads the same in a table, a
+    caption and the ledger; NaN prints as –."""
+    from attnlab.claims.render import show  # here: the ledger reads tables, so tables load before claims
+
     if isinstance(value, (bool, np.bool_)):
         return str(value)
     if isinstance(value, (int, np.integer)):
@@ -156,26 +161,11 @@ def fmt(value) -> str:
     if isinstance(value, (float, np.floating)):
         if math.isnan(value):
             return "–"
-        if value.is_integer() and abs(value) < 1e15:  # a count read back as a float (its column has gaps)
+        if value.is_integer() and abs(value) < 1e15 and not spread:  # a count read back as a float (its column has gaps)
             return f"{int(value):,}"
-        if value == 0 or not math.isfinite(value):
-            return str(value)
-        if abs(value) < 1e-3:
-            return f"{value:.3g}"
-        if abs(value) >= 1000:
-            return f"{value:,.1f}"
-        return f"{value:.4g}" if abs(value) < 1 else f"{value:.2f}"
+        has_spread = isinstance(spread, (float, np.floating, int)) and not math.isnan(spread)
+        return show(float(value), float(spread) if has_spread else 0.0)
     return "" if value is None else str(value)
-
-
-def fmt_spread(mean: str, spread: float) -> str:
-    """A spread at its mean's precision (60.10 ± 0.48, not ± 0.4814): as many decimals as the mean shows,
-    and two significant digits where that would round it to 0."""
-    if not isinstance(spread, (float, np.floating)) or math.isnan(spread):
-        return ""
-    decimals = len(mean.split(".")[1]) if "." in mean and "e" not in mean else 0
-    shown = f"{spread:,.{decimals}f}"
-    return shown if float(shown.replace(",", "")) != 0 or spread == 0 else f"{spread:.2g}"
 
 
 # How a row was made rather than what it found: said once under the table when every row shares
@@ -192,11 +182,9 @@ def for_people(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     for col in df.columns:
         if col in CSV_ONLY or is_seed_detail(col):
             continue
-        cells = df[col].map(fmt)
-        if f"{col}_std" in df.columns:  # rows without a spread (one seed, a fixed row) show the value alone
-            std = df[f"{col}_std"]
-            spread = [fmt_spread(c, sd) for c, sd in zip(cells, std)]
-            cells = cells.where(std.isna(), cells + " ± " + pd.Series(spread, index=cells.index))
+        # rows without a spread (one seed, a fixed row) show the value alone
+        std = df[f"{col}_std"] if f"{col}_std" in df.columns else pd.Series(math.nan, index=df.index)
+        cells = pd.Series([fmt(v, sd) for v, sd in zip(df[col], std)], index=df.index, dtype=object)
         values = list(dict.fromkeys(v for v in cells if v not in ("", "–")))
         if not values:
             continue  # nothing to say: no row diverged, no run was overridden

@@ -1,9 +1,11 @@
-# The claims ledger (configs/claims.yaml judged against every table), its plot, the reader's report and
-# the README's Results section. Included after tables.smk: every table and figure is registered, so
+# The claims ledger (configs/claims.yaml judged against every table), its plot, the captions, the reader's
+# report and the README's Results section. Included after tables.smk: every table and figure is registered, so
 # these jobs' keys (which cover the keys of what they read) are known when their rules are read.
-# The reader's report (results/<p>/report.html) opens on the ledger, then every table in TABLES.md's
-# order with its caption, claims and figure. Snakemake's own report (rule graph, runtimes):
-# snakemake --report results/<p>/snakemake_report.html --config profile=<p>.
+# The captions (workflow/report/<id>.rst) are templates: rule captions fills their fields from the profile's
+# tables, ledger and runs into results/<p>/captions/<id>.rst, which both reports show. The reader's report
+# (results/<p>/report.html) opens on the verdict, then every table in TABLES.md's order with its caption,
+# claims and figure. Snakemake's own report (rule graph, runtimes), whose report(caption=) names the
+# rendered captions: snakemake --report results/<p>/snakemake_report.html --config profile=<p>.
 # --lint 'mixed rules and functions': the ledger's and report's Step functions stay beside their rules.
 
 # the ledger reads the seed plans beside the counts (configs/pipeline.yaml: each row's looks) as well
@@ -26,20 +28,33 @@ def sink_steps(variant: bool) -> list[Step]:
     plot = register(Step("claims_plot", module_code("attnlab.claims.plot"),
                          [f"{figures}/claims.png", f"{figures}/claims.svg"], {"ledger": claims[:1]},
                          writes_key=True, home=home))
+    # the captions' templates are files of the repository, not outputs: their text is part of the key
+    # and the report's own text: the choices the chapter does not state, what was easy and what was hard
+    templates = [f"workflow/report/{t}.rst" for t in [*sorted(TABLES), "claims", "choices", "easy_hard"]]
+    captions = register(Step("captions", digest(module_code("attnlab.captions"),
+                                                [Path(p).read_text(encoding="utf-8") for p in templates]),
+                             [f"{home}/captions/{Path(p).name}" for p in templates],
+                             {"ledger": claims[:1], "table": tables}, writes_key=True, home=home))
     report_inputs = {"ledger": claims[:1], "claims_figure": plot.outputs[:1], "table": tables,
                      "figure": [figure_png(t, variant) for t in sorted(TABLES) if TABLES[t]["figure"]],
-                     "caption": [f"workflow/report/{t}.rst" for t in sorted(TABLES)]}
-    # the captions are files of the repository, not outputs: their text is part of the key
-    page = register(Step("report", digest(module_code("attnlab.report"),
-                                            [Path(p).read_text(encoding="utf-8") for p in report_inputs["caption"]]),
-                           [f"{home}/report.html"], report_inputs, writes_key=True, home=home))
-    return [ledger, plot, page]
+                     "caption": captions.outputs}
+    page = register(Step("report", digest(module_code("attnlab.report"), trained_tables()), [f"{home}/report.html"],
+                         report_inputs, writes_key=True, home=home))
+    return [ledger, plot, captions, page]
+
+
+def trained_tables() -> list[str]:
+    """The tables that read training runs (their claims are the trained ones, where the ledger does not say)."""
+    return sorted(t for t, spec in TABLES.items()
+                  if any(STEPS[p].job.split("/")[0] in ("train", "winograd_train")
+                         for paths in spec["inputs"].values() for p in paths if p in STEPS))
+
 
 
 CLAIMS_STEP = sink_steps(False)[0]
 
 
-for _ledger, _plot, _report in [sink_steps(False)] + ([sink_steps(True)] if VARIANT else []):
+for _ledger, _plot, _captions, _report in [sink_steps(False)] + ([sink_steps(True)] if VARIANT else []):
     _prefix = "variant_" if _ledger.home != RESULTS else ""
 
     rule:
@@ -64,7 +79,7 @@ for _ledger, _plot, _report in [sink_steps(False)] + ([sink_steps(True)] if VARI
         name: f"{_prefix}claims_plot"
         input: unpack(lambda w, step=_plot: step.rule_inputs())
         output:
-            png=report(_plot.outputs[0], caption="../report/claims.rst", category="Claims ledger"),
+            png=report(_plot.outputs[0], caption=rendered_caption("claims", _plot.home), category="Claims ledger"),
             svg=_plot.outputs[1],
             key=_plot.key_file,
         params: key=_plot.key
@@ -76,20 +91,38 @@ for _ledger, _plot, _report in [sink_steps(False)] + ([sink_steps(True)] if VARI
 
 
     rule:
+        name: f"{_prefix}captions"
+        input: unpack(lambda w, step=_captions: step.rule_inputs())
+        output: rst=_captions.outputs, key=_captions.key_file
+        params:
+            out=str(Path(_captions.outputs[0]).parent),
+            templates=" ".join(f"caption=workflow/report/{Path(p).name}" for p in _captions.outputs),
+            tables=named_args({"table": _captions.inputs["table"]}),
+            key=_captions.key,
+        resources: mem_mb=1000, runtime=5
+        log: f"{_captions.home}/logs/captions.log"
+        conda: ENVIRONMENT
+        shell:
+            logged_with_key("{PYTHON} -m attnlab.captions --profile {PROFILE} --ledger {input.ledger} --results {RESULTS} "
+                            "--out {params.out} {params.templates} {params.tables}")
+
+
+    rule:
         name: f"{_prefix}report"
         input: unpack(lambda w, step=_report: step.rule_inputs())
         output:
-            html=report(_report.outputs[0], caption="../report/claims.rst", category="Claims ledger"),
+            html=report(_report.outputs[0], caption=rendered_caption("claims", _report.home), category="Claims ledger"),
             key=_report.key_file,
         params:
             args=named_args({k: v for k, v in _report.inputs.items() if k != "ledger"}),
+            trained=",".join(trained_tables()),
             key=_report.key,
         resources: mem_mb=1000, runtime=5
         log: f"{_report.home}/logs/report.log"
         conda: ENVIRONMENT
         shell:
             logged_with_key("{PYTHON} -m attnlab.report --profile {PROFILE} --ledger {input.ledger} --out {output.html} "
-                            "{params.args}")
+                            "--trained {params.trained} {params.args}")
 
 
 # The README's Results section is the full profile's: only that profile rewrites it.

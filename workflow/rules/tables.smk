@@ -20,6 +20,12 @@ def runs_by_family(variant: bool) -> dict[str, list[str]]:
 add_table("pipeline_time", inputs=runs_by_family)
 
 
+def rendered_caption(table_id: str, home: str) -> str:
+    """What Snakemake's --report shows under an output: the caption rendered from the profile's data
+    (rule captions), relative to workflow/rules/ as report(caption=) reads it."""
+    return f"../../{home}/captions/{table_id}.rst"
+
+
 def builder_code(builder, files=()) -> str:
     """The code a table or figure builder runs: its family module and what that imports."""
     return module_code("attnlab.tables", "attnlab.plots", builder.__module__, files=files)
@@ -79,7 +85,8 @@ for _id, _spec in TABLES.items():
             input:
                 unpack(lambda w, _id=_id, _variant=_variant: table_step(_id, _variant).rule_inputs())
             output:
-                csv=report(table_step(_id, _variant).outputs[0], caption=f"../report/{_id}.rst", category=_spec["category"]),
+                csv=report(table_step(_id, _variant).outputs[0], caption=rendered_caption(_id, table_step(_id, _variant).home),
+                           category=_spec["category"]),
                 md=table_step(_id, _variant).outputs[1],
                 key=table_step(_id, _variant).key_file,
             params:
@@ -102,7 +109,8 @@ for _id, _spec in TABLES.items():
                 input:
                     unpack(lambda w, _id=_id, _variant=_variant: figure_step(_id, _variant).rule_inputs())
                 output:
-                    png=report(figure_step(_id, _variant).outputs[0], caption=f"../report/{_id}.rst", category="Figures"),
+                    png=report(figure_step(_id, _variant).outputs[0], caption=rendered_caption(_id, figure_step(_id, _variant).home),
+                               category="Figures"),
                     svg=figure_step(_id, _variant).outputs[1],
                     key=figure_step(_id, _variant).key_file,
                 params:

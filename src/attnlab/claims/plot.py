@@ -2,14 +2,19 @@
 
     python -m attnlab.claims.plot --ledger results/full/claims.csv --out figures/full/claims.png
 
-writes claims.png and, beside it, claims.svg. One row per claim, grouped by table in the ledger's
-order: our mean over the chapter's value (1 is the chapter's number, drawn as a dashed line) with
-the mean's 95 % interval, in the verdict's colour and mark (the report's: attnlab.style). Where the
+writes claims.png and, beside it, claims.svg. At the top, one row per claim, grouped by table in the
+ledger's order: our mean over the chapter's value (1 is the chapter's number, drawn as a dashed line)
+with the mean's 95 % interval, in the verdict's colour and mark (the report's: attnlab.style). Where the
 rule is a tolerance about the chapter's number (within 10 %, within ±0.5) a grey band shows it, so
 a referee sees why a ratio far from 1 can still MATCH and a close one not. Claims that are not one
 number (words, lists), whose chapter value is 0 (no ratio) or that were not measured are left
-out, and the subtitle counts them. The axis turns logarithmic (symmetric-log where an interval
+out there, and the subtitle counts them. The axis turns logarithmic (symmetric-log where an interval
 reaches 0) once the ratios span more than a factor of ten.
+
+Below, one small panel per claim that did not reproduce (neither MATCH nor CONCLUSION HOLDS, and
+measured), lists and words included, in the claim's own units: the spread of our seeds (mean ± sd,
+thin), our mean's interval (thick), our mean in the verdict's mark, the chapter's number as a
+diamond where it is a number, and the seed count in the panel's title.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ INTERVAL = re.compile(r"\[(-?[\d,]*\.?\d+(?:e[-+]?\d+)?), (-?[\d,]*\.?\d+(?:e[-+
 TOLERANCE = re.compile(r"within (±)?(\S+?)( %)?(?:;|$)")
 BAND = "the rule's tolerance about the chapter"
 ROW_INCHES = 0.17
+REPRODUCED = ("MATCH", "CONCLUSION HOLDS")
+# one value as the ledger writes it, with its spread where it has one: 60.23 ± 0.49, -0.4392 ± 0.3926, 1.19e-07
+VALUE = re.compile(r"(-?[\d,]*\.?\d+(?:e[-+]?\d+)?)(?: ± (-?[\d,]*\.?\d+(?:e[-+]?\d+)?))?")
 
 
 def number(cell: str) -> float | None:
@@ -85,6 +93,75 @@ def ratios(ledger: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     return pd.DataFrame(drawn), {why: n for why, n in left_out.items() if n}
 
 
+def as_float(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def spread_values(cell: str) -> list[tuple[float, float]] | None:
+    """Each value of a ledger cell with its sd over seeds (0 where it has none): '60.23 ± 0.49',
+    '[0.1973 ± 0.2086, 0.1557 ± 0.1970]', '1,024'; None for words."""
+    cell = cell.strip()
+    items = cell[1:-1].split(", ") if cell.startswith("[") and cell.endswith("]") and "[" not in cell[1:] else [cell]
+    found = [VALUE.fullmatch(item.strip()) for item in items]
+    if not items or not all(found):
+        return None
+    return [(as_float(m[1]), as_float(m[2]) if m[2] else 0.0) for m in found]
+
+
+def interval_values(cell: str, n: int) -> list[tuple[float, float]] | None:
+    """The mean's interval of each of n values ('[lo, hi]' or '[[lo, hi], …]'), None where the ledger gives none."""
+    pairs = [(as_float(a), as_float(b)) for a, b in INTERVAL.findall(cell)]
+    return pairs if len(pairs) == n else None
+
+
+def chapter_values(cell: str, n: int) -> list[float] | None:
+    """The chapter's number for each of n values (one number is every value's), None for words."""
+    found = spread_values(cell)
+    if found is None or len(found) not in (1, n):
+        return None
+    return [v for v, _ in found] * (n if len(found) == 1 else 1)
+
+
+def missed(ledger: pd.DataFrame) -> list[dict]:
+    """The claims that did not reproduce and were measured, each with its values, intervals and the chapter's."""
+    out = []
+    for _, claim in ledger.iterrows():
+        if claim["verdict"] in (*REPRODUCED, "MISSING"):
+            continue
+        values = spread_values(str(claim["reproduced"]))
+        if values is None:
+            continue
+        out.append({"id": claim["id"], "verdict": claim["verdict"], "values": values,
+                    "intervals": interval_values(str(claim["interval"]), len(values)),
+                    "chapter": chapter_values(str(claim["chapter"]), len(values)), "chapter_text": str(claim["chapter"]),
+                    "seeds": str(claim.get("seeds", "")).strip()})
+    return out
+
+
+def missed_panel(ax, claim: dict, first: bool) -> None:
+    """One claim in its own units, a row per value: the seeds' spread, the mean's interval, the mean, the chapter's."""
+    colour, mark = style.VERDICT_COLOURS.get(claim["verdict"], "0.3"), style.VERDICT_MARKS.get(claim["verdict"], "o")
+    y = np.arange(len(claim["values"]))
+    means = np.array([v for v, _ in claim["values"]])
+    sds = np.array([sd for _, sd in claim["values"]])
+    ax.hlines(y, means - sds, means + sds, color=colour, lw=1, alpha=0.7,
+              label="our seeds: mean ± sd" if first else None)
+    if claim["intervals"]:
+        lows, highs = zip(*claim["intervals"])
+        ax.hlines(y, lows, highs, color=colour, lw=4, alpha=0.45, label="our mean's interval" if first else None)
+    ax.plot(means, y, ls="none", marker=f"${mark}$", ms=7, color=colour, zorder=4)
+    said = claim["chapter_text"] if claim["chapter"] is None else ""
+    if claim["chapter"] is not None:
+        ax.plot(claim["chapter"], y, label="chapter's number" if first else None, **{**style.CHAPTER, "ms": 6})
+    seeds = f"{claim['seeds']} seed{'' if claim['seeds'] == '1' else 's'}" if claim["seeds"] else ""
+    said = f"\nchapter: {said if len(said) <= 50 else said[:49] + '…'}" if said else ""
+    ax.set_title(f"{claim['id']}\n{claim['verdict']} · {seeds}{said}", fontsize=7, loc="left", color=colour)
+    ax.set_yticks(y, [str(i + 1) for i in y] if len(y) > 1 else [""], fontsize=6)
+    ax.set_ylim(len(y) - 0.5, -0.5)
+    ax.tick_params(axis="x", labelsize=6)
+    ax.grid(axis="y", visible=False)
+
+
 def finding(ledger: pd.DataFrame) -> str:
     """The title: the ledger's count, in our numbers ('49 of 93 claims match the chapter; …')."""
     counts = ledger["verdict"].value_counts()
@@ -129,7 +206,14 @@ def claims_figure(ledger: pd.DataFrame):
             ys.append(y)
             y += 1
     df["y"] = ys
-    fig, ax = plt.subplots(figsize=(8.5, ROW_INCHES * y + 2.4))
+    panels = missed(ledger)
+    heights = [max(0.2 * len(p["values"]) + 0.55, 0.8) for p in panels]
+    pairs = [max(heights[i:i + 2]) for i in range(0, len(panels), 2)]
+    fig = plt.figure(figsize=(8.5, ROW_INCHES * y + 2.4 + sum(pairs)))
+    grid = fig.add_gridspec(1 + len(pairs), 2, height_ratios=[ROW_INCHES * y + 0.6, *pairs])
+    ax = fig.add_subplot(grid[0, :])
+    for i, claim in enumerate(panels):
+        missed_panel(fig.add_subplot(grid[1 + i // 2, i % 2]), claim, first=i == 0)
     how = scale(ax, df)
     ax.axvline(1, label="chapter's value (ratio 1)", zorder=1, **style.CHAPTER_LINE)
     for _, claim in df[df["band"].notna()].iterrows():
@@ -157,8 +241,9 @@ def claims_figure(ledger: pd.DataFrame):
     ax.set_xlabel(f"ours ÷ chapter (mean, its 95 % interval){'' if how == 'linear' else f'; {how} scale'}")
     profile = ledger["profile"].iloc[0]
     left = ", ".join(f"{n} {why}" for why, n in left_out.items())
-    style.headline(fig, finding(ledger), profile, f"{len(df)} numeric claims drawn",
-                   f"left out: {left}" if left else "none left out")
+    style.headline(fig, finding(ledger), profile, f"top: {len(df)} numeric claims drawn as ratios",
+                   f"left out: {left}" if left else "none left out",
+                   f"below: the {len(panels)} measured claims that did not reproduce, in their own units")
     style.legend_below(fig)
     return fig
 

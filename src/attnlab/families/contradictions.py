@@ -19,14 +19,18 @@ judge the claim on that table exactly as on the published one. The finding compa
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
 from attnlab.claims import stats
 from attnlab.claims.evaluate import Missing, chapter_value, evaluate, judge, load_tables, summary
 from attnlab.claims.rules import load_claims
-from attnlab.tables import BUILDERS, SEEDS_SUFFIX, table
+from attnlab.runs import load_runs
+from attnlab.tables import BUILDERS, SEEDS_SUFFIX, provenance, table
 
 
 @dataclass(frozen=True)
@@ -204,6 +208,22 @@ def show_gap(claim: dict, g: np.ndarray | None) -> str:
     return f"{text} (relative)" if claim["rule"]["kind"] == "relative" else text
 
 
+def made_by(h: Hypothesis, inputs, published: dict) -> dict:
+    """Where a hypothesis's numbers were made: its own runs' commits, devices and seeds (the metrics.json of
+    each, beside a Winograd probe too), the published rows it reads another way, or the devices its
+    measurements record."""
+    if h.read:
+        rows = published[h.table]
+        return {c: ",".join(dict.fromkeys(v for cell in rows[c].dropna().astype(str) for v in cell.split(",") if v))
+                for c in ("commit", "device", "seed_ids") if c in rows}
+    paths = [Path(p) for name in h.runs for p in inputs[f"{h.id}:{name}"]]
+    metrics = [p.with_name("metrics.json") for p in paths if p.with_name("metrics.json").is_file()]
+    if metrics:
+        return provenance(load_runs(metrics))
+    devices = {row.get("device") for p in paths for row in json.loads(p.read_text()).get("rows", [])}
+    return {"device": ",".join(sorted(d for d in devices if d))}
+
+
 @table("contradictions")
 def contradictions(inputs) -> pd.DataFrame:
     claims = {c["id"]: c for c in load_claims(inputs["claims"][0])}
@@ -224,5 +244,6 @@ def contradictions(inputs) -> pd.DataFrame:
                 "ours_under_hypothesis": under["reproduced"], "seeds": under["seeds"], "verdict": under["verdict"],
                 "gap_before": show_gap(claim, gaps[0]), "gap_under_hypothesis": show_gap(claim, gaps[1]),
                 "finding": found, "seeds_to_decide": seeds_to_decide(found, *gaps, paired), "hypothesis_id": h.id,
+                **made_by(h, inputs, published),
             })
     return pd.DataFrame(rows)

@@ -72,7 +72,7 @@ def ladder_figure(inputs, context, rows, point: str, groups: dict | None = None)
             curves.plot([], [], color=style.PALETTE[i], lw=2, label=f"{name} (rows {numbers[0]}–{numbers[-1]})")
     style.label_ends(curves, ends)
     curves.set(xlabel="step", ylabel="training loss (nats, smoothed, mean over seeds)")
-    style.headline(fig, point, context.profile, style.steps_note(df["steps"]), style.seeds_note(df["seeds"].max()))
+    style.headline(fig, point, context.profile, style.steps_note(df["steps"]), style.seeds_note(pd.to_numeric(df["seeds"], errors="coerce")))
     style.legend_below(fig)
     return fig
 

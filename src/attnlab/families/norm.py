@@ -62,7 +62,7 @@ def norm_grad_init_figure(inputs, context):
                title=GROUP_TITLES.get(group, group))
         ax.set_xticks(blocks)
     style.headline(fig, growth_finding(df, blocks), context.profile,
-                   "at initialisation: one batch, one backward, no step", style.seeds_note(df["seeds"].max()),
+                   "at initialisation: one batch, one backward, no step", style.seeds_note(pd.to_numeric(df["seeds"], errors="coerce")),
                    f"{len(blocks)} blocks")
     style.legend_below(fig)
     return fig
@@ -151,7 +151,7 @@ def norm_warmup_figure(inputs, context):
     bars.set_xlabel("held-out perplexity after training (lower is better, log scale)")
     first = df.iloc[0]
     style.headline(fig, warmup_finding(df), context.profile,
-                   style.steps_note(df["steps"]), style.seeds_note(df["seeds"].max()),
+                   style.steps_note(df["steps"]), style.seeds_note(pd.to_numeric(df["seeds"], errors="coerce")),
                    f"{first['n_blocks']} blocks, lr {first['lr']:g}, {first['schedule']} schedule, "
                    f"clip {first['grad_clip']}, batch {first['batch']}")
     style.legend_below(fig)

@@ -79,7 +79,7 @@ def position_extrapolation_figure(inputs, context):
     ax.yaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("evaluation window (tokens, log scale)")
     ax.set_ylabel("held-out perplexity (log scale)")
-    style.headline(fig, extrapolation_finding(df, windows), context.profile, style.steps_note(df["steps"]), style.seeds_note(df["seeds"].max()),
+    style.headline(fig, extrapolation_finding(df, windows), context.profile, style.steps_note(df["steps"]), style.seeds_note(pd.to_numeric(df["seeds"], errors="coerce")),
                    f"trained on {trained}-token windows")
     style.legend_below(fig)
     return fig

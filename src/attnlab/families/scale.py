@@ -232,7 +232,7 @@ def scale_training_figure(inputs, context):
     costs = " · ".join(f"{d_k}{' short' if steps < df['steps'].max() else ''}: {diff:+.1f}"
                        for d_k, steps, diff in zip(df["d_k"], df["steps"], df["difference"]))
     style.headline(fig, f"Held-out perplexity lost without 1/√d_k, by d_k (mean over seeds): {costs}",
-                   context.profile, style.steps_note(df["steps"]), style.seeds_note(df["seeds"].max()),
+                   context.profile, style.steps_note(df["steps"]), style.seeds_note(pd.to_numeric(df["seeds"], errors="coerce")),
                    "budgets: the chapter's, scaled by the profile")
     style.legend_below(fig)
     return fig
@@ -311,6 +311,6 @@ def score_runaway_figure(inputs, context):
     axes[1].set_ylim(bottom=0)
     axes[2].set_ylim(0, 1.05)
     style.headline(fig, runaway_finding(df), context.profile, style.steps_note(df["steps"]),
-                   style.seeds_note(df["seeds"].max()), "d_k = 1024, one head; block 1 on fixed held-out windows")
+                   style.seeds_note(pd.to_numeric(df["seeds"], errors="coerce")), "d_k = 1024, one head; block 1 on fixed held-out windows")
     style.legend_below(fig)
     return fig

@@ -75,6 +75,7 @@ def probe_frame(paths, keep) -> pd.DataFrame:
         for r in rows:
             if keep(r):
                 cells.setdefault((r["adjective"], r["block"]), []).append(r)
+    runs = load_runs([Path(p).with_name("metrics.json") for p in paths])  # written beside each probe.json
     out = []
     for (adj, block), rs in cells.items():
         columns = position_columns(rs[0]["tokens"])
@@ -83,7 +84,7 @@ def probe_frame(paths, keep) -> pd.DataFrame:
         weights = np.array([r["weights"] for r in rs])
         for i, col in enumerate(columns):
             row.update(seed_columns(col, weights[:, i]))
-        out.append(row)
+        out.append({**row, "seeds": len(rs), **provenance(runs)})
     return pd.DataFrame(out)
 
 

@@ -1,0 +1,435 @@
+"""Captions with no number typed by hand: workflow/report/<id>.rst are Jinja templates whose words are
+written by hand and whose every number is a field read from the profile's own tables, ledger and runs.
+
+    python -m attnlab.captions --profile P --ledger results/P/claims.csv --results results/P \\
+        --out results/P/captions table=results/P/tables/<id>.csv ... caption=workflow/report/<id>.rst ...
+
+writes results/P/captions/<id>.rst, the captions as a reader sees them: the reader's report shows
+them, and Snakemake's --report points at them (it renders a caption with Jinja too, but knows none of
+these names). The names a template can use:
+
+  t                          its own table (the one its id names); table('ladder') another one
+  t.row(model='one block')   the one row whose cells equal these (else an error naming the rows there are)
+  t | length, t.rows         how many rows; each row; t.columns its columns
+  row.held_out_ppl           a cell, printed as the table prints it: mean ± sd where the table keeps a spread
+    .mean .sd .n .values     its mean (a number: arithmetic works), sd, how many seeds, each seed's value
+  row.seeds                  the row's seed count (its own, never the table's largest)
+  ledger                     every ledger row (a Claim each): ledger | selectattr('verdict', 'equalto', 'MATCH')
+  claim('ladder.block')      a ledger row: .chapter .reproduced .interval .verdict .seeds .margin, as the
+                             ledger prints them; .value is the chapter's number, .ours our mean (numbers)
+  run('ladder/block')        the composed config of a run of this profile (its seed 0): run('ladder/block').train.lr
+  evals('norm/post_warmup')  a run's evaluations over training (evals.csv of seed 0): .row(step=500).held_out_ppl_128
+  measurement('gpt2_params') the settings an analytic measurement recorded: measurement('gpt2_params').d_model
+  config('measure/scale')    a YAML file under configs/, as written; settings: the profile's (configs/profile/P.yaml)
+  profile                    the profile's name
+  verdicts                   the verdict words (the ledger's), each with its meaning where the ledger defines one
+
+A number prints in the tables' format (one format in the project: attnlab.tables.fmt); filters say
+otherwise: `| dp(2)` fixed decimals, `| sig(2)` significant digits, `| pct` a share as a percent,
+`| e` powers of ten as 1e-3, `| int` a whole number with thousands separators, `| seeds` a count of
+seeds with its noun (1 seed, 74 seeds), `| num` the number a text cell starts with (to compare).
+
+literal_numbers() is the rule the captions are held to (tests/test_captions.py): outside a field no
+number is written (an identifier such as ``seed0``, ``ppl_64`` or GPT-2 is not a number, nor a formula
+in :math:`…`), no seed count is spelled out in words, and no field prints a constant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import numpy as np
+import pandas as pd
+import yaml
+from jinja2 import nodes
+
+from attnlab.config import CONFIG_DIR
+from attnlab.data import atomic_path
+from attnlab.tables import SEEDS_SUFFIX, fmt, own_rows, parse_named, per_seed
+
+
+class CaptionError(ValueError):
+    """A template asks for what its profile's data does not have."""
+
+
+# ---------------------------------------------------------------- what a template reads
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a table: its mean (or text), its spread over seeds and each seed's value."""
+    mean: object
+    sd: float | None = None
+    values: tuple = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.values) or 1
+
+    def __str__(self) -> str:
+        if self.sd is None or not isinstance(self.mean, (int, float, np.number)):
+            return fmt(self.mean)
+        return fmt(self.mean, self.sd)
+
+    def __float__(self) -> float:
+        return float(self.mean)
+
+    def __eq__(self, other) -> bool:  # a cell equals its value: rows | selectattr('finding', 'equalto', 'undecided')
+        return (self.mean, self.sd, self.values) == (other.mean, other.sd, other.values) if isinstance(other, Cell) \
+            else self.mean == other
+
+    def __hash__(self) -> int:
+        return hash((self.mean, self.sd, self.values))
+
+    # arithmetic on a cell is arithmetic on its mean: {{ (a.held_out_ppl / b.held_out_ppl) | dp(2) }}
+    def _number(self):
+        if not isinstance(self.mean, (int, float, np.number)):
+            raise CaptionError(f"{self.mean!r} is not a number")
+        return self.mean
+
+    def __add__(self, other): return self._number() + number(other)
+    def __radd__(self, other): return number(other) + self._number()
+    def __sub__(self, other): return self._number() - number(other)
+    def __rsub__(self, other): return number(other) - self._number()
+    def __mul__(self, other): return self._number() * number(other)
+    def __rmul__(self, other): return number(other) * self._number()
+    def __truediv__(self, other): return self._number() / number(other)
+    def __rtruediv__(self, other): return number(other) / self._number()
+    def __neg__(self): return -self._number()
+    def __lt__(self, other): return self._number() < number(other)
+    def __gt__(self, other): return self._number() > number(other)
+
+
+def number(value) -> float:
+    return value._number() if isinstance(value, Cell) else value
+
+
+class Row:
+    """One row of a table; its columns are attributes (row.held_out_ppl) or items (row['ppl_64'])."""
+
+    def __init__(self, table: str, series: pd.Series):
+        self._table, self._series = table, series
+
+    def __getattr__(self, column: str) -> Cell:
+        if column.startswith("_"):
+            raise AttributeError(column)
+        return self[column]
+
+    def __getitem__(self, column: str) -> Cell:
+        s = self._series
+        if column not in s.index:
+            raise CaptionError(f"table {self._table} has no column {column!r}; it has "
+                               + ", ".join(c for c in s.index if not c.endswith(("_std", SEEDS_SUFFIX))))
+        sd = s.get(f"{column}_std")
+        values = tuple(per_seed(s.get(f"{column}{SEEDS_SUFFIX}")))
+        return Cell(plain(s[column]), None if sd is None or pd.isna(sd) else float(sd), values)
+
+    def __str__(self) -> str:
+        return f"a row of {self._table}"
+
+
+def plain(value):
+    """A cell as Python: numbers as int or float (a count read back as a float is an int), text as text."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return int(value) if float(value).is_integer() else float(value)
+    return "" if value is None else value
+
+
+class Table:
+    def __init__(self, table_id: str, df: pd.DataFrame):
+        self.id, self._df = table_id, own_rows(df)
+
+    @property
+    def rows(self) -> list[Row]:
+        return [Row(self.id, r) for _, r in self._df.iterrows()]
+
+    def __len__(self) -> int:
+        return len(self._df)
+
+    @property
+    def columns(self) -> list[str]:
+        """Its columns, without the spreads and per-seed values that go with them."""
+        return [c for c in self._df.columns if not c.endswith(("_std", SEEDS_SUFFIX))]
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def row(self, **where) -> Row:
+        """The one row whose cells equal `where` (compared as text: row=11 finds the row '11')."""
+        found = self._df
+        for column, value in where.items():
+            if column not in found.columns:
+                raise CaptionError(f"table {self.id} has no column {column!r}")
+            found = found[found[column].map(lambda cell: as_key(cell) == as_key(value))]
+        if len(found) != 1:
+            said = ", ".join(f"{k}={v!r}" for k, v in where.items())
+            there = "; ".join(" ".join(f"{c}={as_key(r[c])!r}" for c in where if c in r.index)
+                              for _, r in self._df.iterrows())
+            raise CaptionError(f"table {self.id}: {len(found)} rows with {said} (one is needed); rows: {there}")
+        return Row(self.id, found.iloc[0])
+
+    def column(self, name: str) -> list[Cell]:
+        return [r[name] for r in self.rows]
+
+
+def as_key(value) -> str:
+    value = plain(value)
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+class Claim:
+    """A ledger row, its cells as the ledger prints them."""
+
+    def __init__(self, row: pd.Series):
+        self._row = row
+
+    def __getattr__(self, column: str):
+        if column.startswith("_"):
+            raise AttributeError(column)
+        if column not in self._row.index:
+            raise CaptionError(f"the ledger has no column {column!r}")
+        value = self._row[column]
+        return "" if pd.isna(value) else plain(value) if column == "seeds" else str(value)
+
+    @property
+    def value(self) -> float:
+        """The chapter's number (for arithmetic: how far ours is from it)."""
+        return leading_number(self.chapter, f"claim {self._row['id']}'s chapter value")
+
+    @property
+    def ours(self) -> float:
+        return leading_number(self.reproduced, f"claim {self._row['id']}'s reproduced value")
+
+
+def leading_number(text: str, what: str) -> float:
+    found = re.match(r"-?[\d,]*\.?\d+(?:e[-+]?\d+)?", text.strip())
+    if not found:
+        raise CaptionError(f"{what} is not a number: {text!r}")
+    return float(found[0].replace(",", ""))
+
+
+class Settings(dict):
+    """A config as attributes: run('ladder/block').train.lr."""
+
+    def __getattr__(self, key: str):
+        if key not in self:
+            raise CaptionError(f"no setting {key!r}; there are {', '.join(map(str, self))}")
+        value = self[key]
+        return Settings(value) if isinstance(value, dict) else value
+
+
+@dataclass
+class Sources:
+    """Where a profile's captions read: its tables and ledger, and its runs' folders."""
+    profile: str
+    tables: dict[str, Path]
+    ledger: Path | None = None
+    results: Path | None = None  # results/<profile>: runs/ and measure/winograd/
+
+    def table(self, table_id: str) -> Table:
+        if table_id not in self.tables:
+            raise CaptionError(f"no table {table_id!r} among the inputs")
+        return table_of(self.tables[table_id])
+
+    def claim(self, claim_id: str) -> Claim:
+        found = ledger_of(self.ledger) if self.ledger else pd.DataFrame(columns=["id"])
+        found = found[found["id"] == claim_id]
+        if len(found) != 1:
+            raise CaptionError(f"no claim {claim_id!r} in the ledger")
+        return Claim(found.iloc[0])
+
+    def claims(self) -> list[Claim]:
+        """Every ledger row, in the ledger's order."""
+        return [Claim(r) for _, r in ledger_of(self.ledger).iterrows()] if self.ledger else []
+
+    def run(self, name: str) -> Settings:
+        """The composed config of a run of this profile, from its seed 0's config.yaml."""
+        if self.results is None:
+            raise CaptionError("no results folder given: run() has nothing to read")
+        family, _, rest = name.partition("/")
+        folder = (self.results / "measure/winograd" / Path(*rest.split("_", 1)) if family == "winograd"
+                  else self.results / "runs" / name)
+        path = folder / "seed0" / "config.yaml"
+        if not path.is_file():
+            raise CaptionError(f"run {name!r} has no {path}")
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return Settings(doc.get("config", doc))
+
+    def evals(self, name: str, seed: int = 0) -> Table:
+        """A run's evaluations over training (its evals.csv: one row a step), seed 0 unless said."""
+        path = self.results / "runs" / name / f"seed{seed}" / "evals.csv" if self.results else None
+        if path is None or not path.is_file():
+            raise CaptionError(f"run {name!r} has no {path}")
+        return Table(f"{name}/seed{seed}/evals", pd.read_csv(path))
+
+    def measurement(self, name: str) -> Settings:
+        """The settings an analytic measurement of this profile recorded (measure/<name>/result.json)."""
+        path = (self.results or Path("results") / self.profile) / "measure" / name / "result.json"
+        if not path.is_file():
+            raise CaptionError(f"no measurement {path}")
+        return Settings(json.loads(path.read_text(encoding="utf-8")).get("settings", {}))
+
+
+def table_of(path: Path) -> Table:
+    return Table(Path(path).stem, pd.read_csv(path, keep_default_na=False, na_values=[""],
+                                              dtype={"commit": str, "seed_ids": str, "device": str}))
+
+
+def ledger_of(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, keep_default_na=False, na_values=[""])
+
+
+def config(name: str) -> Settings:
+    path = CONFIG_DIR / f"{name}.yaml"
+    if not path.is_file():
+        raise CaptionError(f"no config {path}")
+    return Settings(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+def verdict_words() -> dict[str, str]:
+    """The ledger's verdicts; their meanings where the ledger defines them (a dict), else empty."""
+    from attnlab.claims.rules import VERDICTS
+    return dict(VERDICTS) if isinstance(VERDICTS, dict) else dict.fromkeys(VERDICTS, "")
+
+
+# ---------------------------------------------------------------- numbers as they print
+
+def shown(value) -> str:
+    """What a field prints: numbers in the tables' format, anything else as text."""
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        return str(value)
+    if isinstance(value, (int, float, np.number)):
+        return fmt(plain(value))
+    return str(value)
+
+
+def decimals(x, places: int) -> str:
+    return f"{number(x):,.{places}f}"
+
+
+def significant(x, digits: int) -> str:
+    x = float(number(x))
+    if x == 0 or not math.isfinite(x):
+        return str(x)
+    places = max(digits - 1 - math.floor(math.log10(abs(x))), 0)
+    return f"{round(x, places):,.{places}f}"
+
+
+def percent(share, places: int = 1) -> str:
+    """A share (0.92) as a percent (92.1)."""
+    return f"{100 * float(number(share)):.{places}f}"
+
+
+def powers(x) -> str:
+    """1e-3, 3e-3, 2.5e-4: how a learning rate is written."""
+    mantissa, exponent = f"{float(number(x)):e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
+def whole(x) -> str:
+    return f"{round(float(number(x))):,}"
+
+
+def seeds(n) -> str:
+    """'1 seed', '74 seeds'."""
+    n = int(number(n))
+    return f"{n:,} seed{'' if n == 1 else 's'}"
+
+
+def environment() -> jinja2.Environment:
+    # a {% set %} or {% if %} on a line of its own leaves no line behind
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, finalize=shown, autoescape=False,
+                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(dp=decimals, sig=significant, pct=percent, e=powers, int=whole, seeds=seeds,
+                       num=lambda text: leading_number(str(text), "a cell read as a number"))
+    env.tests["containing"] = lambda value, part: part in str(value)  # t.columns | select('containing', ':')
+    return env
+
+
+def render(template: str, sources: Sources, table_id: str | None = None, env: jinja2.Environment | None = None,
+           names: dict | None = None) -> str:
+    """The caption as a reader sees it; a field the data cannot fill stops it, naming the field. `names`: more
+    names for the template (a test's)."""
+    names = {"table": sources.table, "claim": sources.claim, "run": sources.run, "evals": sources.evals,
+             "measurement": sources.measurement, "config": config, "verdicts": verdict_words(), "ledger": sources.claims(),
+             "profile": sources.profile, **(names or {})}
+    if (CONFIG_DIR / "profile" / f"{sources.profile}.yaml").is_file():
+        names["settings"] = config(f"profile/{sources.profile}")
+    if table_id in sources.tables:
+        names["t"] = sources.table(table_id)
+    try:
+        return (env or environment()).from_string(template).render(**names)
+    except (CaptionError, jinja2.TemplateError, TypeError, ValueError, ZeroDivisionError) as e:
+        raise CaptionError(f"caption {table_id or '?'}: {e}") from None
+
+
+# ---------------------------------------------------------------- the rule captions are held to
+
+# a word (an identifier may hold digits: seed0, ppl_64, GPT-2, W_o), a coefficient of algebra (12d², 4d),
+# or a number (3000, 1e-3, 38.07, 1,115,394): only the last is a literal number
+TOKEN = re.compile(r"(?P<word>[^\W\d][\w]*(?:-\w+)*)|(?P<algebra>\d+[^\W\d_e]\w*)|(?P<number>\d+(?:[.,]\d+)*(?:e[-+]?\d+)?)")
+MATH = re.compile(r":math:`[^`]*`")  # a formula is a definition, not a measurement: w_i(1 − w_i), 12d² + 13d
+# "one seed" is a way to train (one seed per process); a count of two or more in words is a count
+COUNT_WORDS = r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|hundred|dozen)"
+SPELLED_SEEDS = re.compile(rf"\b{COUNT_WORDS}\s+seeds?\b", re.I)
+
+
+def literal_numbers(template: str) -> list[str]:
+    """What a template writes as a number by hand: numbers in its text outside fields, seed counts in
+    words, and fields that print a constant ({{ 38.07 }}, {{ '5,147' }}); empty for a sound caption."""
+    env = environment()
+    found = []
+    for node in env.parse(template).find_all(nodes.Output):
+        for part in node.nodes:
+            if isinstance(part, nodes.TemplateData):
+                text = MATH.sub("", part.data)
+                found += [m["number"] for m in TOKEN.finditer(text) if m["number"]]
+                found += [m[0] for m in SPELLED_SEEDS.finditer(text)]
+            elif (value := constant(part)) is not None:
+                found.append(f"{{{{ {value} }}}}")
+    for node in env.parse(template).find_all(nodes.Assign):
+        if constant(node.node) is not None:
+            found.append("{% set … = (a constant) %}")
+    return found
+
+
+def constant(node):
+    """What a field prints when it prints what it was given (a literal, or a literal through filters), else None."""
+    while isinstance(node, nodes.Filter):
+        node = node.node
+    return node.value if isinstance(node, nodes.Const) else None
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", required=True)
+    parser.add_argument("--ledger", type=Path, help="claims.csv of the same profile")
+    parser.add_argument("--results", type=Path, help="results/<profile>: the runs' folders (run())")
+    parser.add_argument("--out", required=True, type=Path, help="folder for the rendered <id>.rst")
+    parser.add_argument("inputs", nargs="*", help="table=<csv> caption=<rst>, named by their stem")
+    args = parser.parse_intermixed_args(argv)
+    named = parse_named(args.inputs)
+    sources = Sources(args.profile, {Path(p).stem: Path(p) for p in named.get("table", [])}, args.ledger, args.results)
+    rendered = {}
+    for path in map(Path, named.get("caption", [])):
+        try:
+            rendered[path.stem] = render(path.read_text(encoding="utf-8"), sources, path.stem)
+        except CaptionError as e:
+            raise SystemExit(f"error: {path}: {e}") from None
+    args.out.mkdir(parents=True, exist_ok=True)
+    for stem, text in rendered.items():  # every caption rendered before any is written
+        with atomic_path(args.out / f"{stem}.rst") as tmp:
+            tmp.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

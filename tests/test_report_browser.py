@@ -1,0 +1,29 @@
+"""The published reports as a reader at 800 px sees them (headless Chromium, tests/browser.py; seconds): every
+ledger row's verdict and seeds and every contradictions row's finding in view without scrolling sideways, no
+sideways scrolling at all, no verdict or number broken across lines; and the check fails on a report whose
+ledger stays a table at 800 px (its narrow-window cards switched off)."""
+
+from pathlib import Path
+
+import pytest
+from browser import seen_in_browser
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("profile", ["full", "quick"])
+def test_every_verdict_seed_count_and_finding_is_in_view_at_800_px(profile, tmp_path):
+    seen = seen_in_browser(REPO / "results" / profile / "report.html", tmp_path)
+    for frame in ("wide", "narrow"):
+        readable = seen[frame]["readable"]
+        assert readable["rows"] > 0 and readable["hidden"] == [], (frame, readable["hidden"][:5])
+        assert seen[frame]["scroll_width"] <= seen[frame]["width"], frame
+        assert seen[frame]["split"] == [], frame
+
+
+def test_the_check_fails_on_a_ledger_that_scrolls_sideways_at_800_px(tmp_path):
+    page = (REPO / "results/quick/report.html").read_text(encoding="utf-8")
+    assert "@media (max-width: 960px)" in page
+    (tmp_path / "report.html").write_text(page.replace("@media (max-width: 960px)", "@media (max-width: 10px)"))
+    hidden = seen_in_browser(tmp_path / "report.html", tmp_path)["narrow"]["readable"]["hidden"]
+    assert any(h.endswith(": verdict") for h in hidden)
