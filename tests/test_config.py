@@ -17,7 +17,7 @@ from attnlab.winograd import compose_run
 
 
 @pytest.mark.parametrize("experiment", experiments())
-@pytest.mark.parametrize("profile", ["full", "smoke"])
+@pytest.mark.parametrize("profile", ["full", pytest.param("smoke", marks=pytest.mark.slow)])  # the fast tier: one
 def test_every_experiment_composes_into_a_valid_model(experiment, profile):
     cfg = compose([f"experiment={experiment}", f"profile={profile}"])
     LanguageModel(model_config(cfg))

@@ -245,7 +245,7 @@ def test_every_title_names_the_claims_it_speaks_about():
     assert all(tables.get(claim) == figure_id for figure_id, claims in TITLE_CLAIMS.items() for claim in claims)
 
 
-@pytest.mark.parametrize("profile", ["full", "quick"])
+@pytest.mark.parametrize("profile", [pytest.param("full", marks=pytest.mark.slow), "quick"])  # the fast tier: quick's
 @pytest.mark.parametrize("figure_id", [
     f for f in sorted(TITLE_CLAIMS)])
 def test_a_title_asserts_no_claim_its_ledger_does_not_reproduce(figure_id, profile):

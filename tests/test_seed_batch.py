@@ -167,6 +167,7 @@ def interrupted(monkeypatch, at_call: int):
     return lambda: monkeypatch.setattr(train_module.data, "random_batch", real)
 
 
+@pytest.mark.slow  # trains, kills and resumes both ways (seconds)
 def test_checkpoints_resume_either_way(separate_and_batched, smoke_data, tmp_path, monkeypatch, caplog):
     """A separate run's checkpoint and a batch's are one format: separate runs killed at step 6
     resume as a batch, a batch killed at step 6 resumes as separate runs; both end where the
@@ -216,6 +217,7 @@ def test_a_diverging_seed_is_dropped_and_the_others_go_on(separate_and_batched, 
         assert relative(together["held_out_ppl"]["128"], alone["held_out_ppl"]["128"]) <= AGREEMENT
 
 
+@pytest.mark.slow  # a whole folded Winograd training
 def test_winograd_seeds_train_folded(tmp_path):
     """`python -m attnlab.winograd train ... train.seed_batch=2` (attnlab.train.train trains the call's
     seeds): both seeds' folders, each run as its separate run (its key, answers and curve to rounding)."""

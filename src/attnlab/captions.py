@@ -1,7 +1,7 @@
 """Captions with no number typed by hand: workflow/report/<id>.rst are Jinja templates whose words are
 written by hand and whose every number is a field read from the profile's own tables, ledger and runs.
 
-    python -m attnlab.captions --profile P --ledger results/P/claims.csv --results results/P \\
+    python -m attnlab.captions --profile P --ledger results/P/claims.csv \\
         --out results/P/captions table=results/P/tables/<id>.csv ... caption=workflow/report/<id>.rst ...
 
 writes results/P/captions/<id>.rst, the captions as a reader sees them: the reader's report shows
@@ -49,7 +49,7 @@ import pandas as pd
 import yaml
 from jinja2 import nodes
 
-from attnlab.config import CONFIG_DIR
+from attnlab.config import CONFIG_DIR, ROOT
 from attnlab.data import atomic_path
 from attnlab.tables import SEEDS_SUFFIX, fmt, own_rows, parse_named, per_seed
 
@@ -413,12 +413,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", required=True)
     parser.add_argument("--ledger", type=Path, help="claims.csv of the same profile")
-    parser.add_argument("--results", type=Path, help="results/<profile>: the runs' folders (run())")
+    parser.add_argument("--results", type=Path, help="where the profile's runs are (run(), evals(), measurement()); "
+                                                      "default results/<profile>")
     parser.add_argument("--out", required=True, type=Path, help="folder for the rendered <id>.rst")
     parser.add_argument("inputs", nargs="*", help="table=<csv> caption=<rst>, named by their stem")
     args = parser.parse_intermixed_args(argv)
     named = parse_named(args.inputs)
-    sources = Sources(args.profile, {Path(p).stem: Path(p) for p in named.get("table", [])}, args.ledger, args.results)
+    sources = Sources(args.profile, {Path(p).stem: Path(p) for p in named.get("table", [])}, args.ledger,
+                      args.results or ROOT / "results" / args.profile)
     rendered = {}
     for path in map(Path, named.get("caption", [])):
         try:

@@ -29,14 +29,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab.claims.render import seeds_text, variant_lines
+from attnlab.claims.render import seeds_text, summary_line, variant_lines
 from attnlab.claims.rules import VERDICTS
 from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
 from attnlab.style import VERDICT_COLOURS, VERDICT_MARKS
 from attnlab.tables import chapter_place, for_people, parse_named
 
-REPRODUCED = ("MATCH", "CONCLUSION HOLDS")  # every other verdict is listed under what did not reproduce
+REPRODUCED = ("MATCH", "CONCLUSION HOLDS")
+# the chapter's one run is a plausible draw of ours, agreement to its tolerance not shown: listed with what was
+# reproduced, apart; every other verdict under what did not reproduce
+CONSISTENT = "CONSISTENT"
 KINDS = ("analytic", "trained")
 PROVENANCE = ("commit", "device", "seed_ids")  # read as text: a commit of digits only is not a number
 CSS = """
@@ -380,8 +383,9 @@ def summary(ledger: pd.DataFrame, kind: pd.Series, profile: str) -> str:
     for k in KINDS:
         these = ledger[kind == k]
         if len(these):
-            done = int(these["verdict"].isin(REPRODUCED).sum())
-            said.append(f"{done} of the {len(these)} {k} claims reproduced")
+            done, near = int(these["verdict"].isin(REPRODUCED).sum()), int((these["verdict"] == CONSISTENT).sum())
+            said.append(f"{done} of the {len(these)} {k} claims reproduced"
+                        + (f", {near} consistent with the chapter's one run" if near else ""))
     loose = (f" The {esc(profile)} profile trains short budgets: its verdicts show that every claim can be read and "
              "judged, not whether the chapter's numbers come back (the full profile does)." if profile != "full" else "")
     return (f"<p>The chapter's {len(ledger)} claims: {esc('; '.join(said))} (MATCH or CONCLUSION HOLDS). Analytic "
@@ -391,25 +395,33 @@ def summary(ledger: pd.DataFrame, kind: pd.Series, profile: str) -> str:
 
 
 def reproduced(ledger: pd.DataFrame, kind: pd.Series, titles: dict) -> str:
-    """The claims that came back, by kind and table, each linked to its table's section."""
+    """The claims that came back, by kind and table, each linked to its table's section; then, apart, those
+    whose chapter run is a plausible draw of ours (CONSISTENT)."""
+    def by_table(these) -> str:
+        return "".join(f'<li><a href="#{esc(t)}">{esc(titles.get(t, t))}</a>: '
+                       + ", ".join(f'{esc(c.id.removeprefix(t + "."))}{" (conclusion)" if c.verdict == "CONCLUSION HOLDS" else ""}'
+                                   for c in claims.itertuples()) + "</li>"
+                       for t, claims in these.groupby("table", sort=False))
+
     out = []
     for k in KINDS:
         these = ledger[(kind == k) & ledger["verdict"].isin(REPRODUCED)]
-        groups = [f'<li><a href="#{esc(t)}">{esc(titles.get(t, t))}</a>: '
-                  + ", ".join(f'{esc(c.id.removeprefix(t + "."))}{"" if c.verdict == "MATCH" else " (conclusion)"}'
-                              for c in claims.itertuples()) + "</li>"
-                  for t, claims in these.groupby("table", sort=False)]
-        if groups:
-            out.append(f"<p><strong>{k.capitalize()}</strong> ({len(these)}):</p><ul>{''.join(groups)}</ul>")
+        if len(these):
+            out.append(f"<p><strong>{k.capitalize()}</strong> ({len(these)}):</p><ul>{by_table(these)}</ul>")
+    near = ledger[ledger["verdict"] == CONSISTENT]
+    if len(near):
+        out.append(f"<p><strong>Consistent with the chapter's one run</strong> ({len(near)}): its number is a plausible "
+                   "draw of ours, but one run spreads wider than the chapter's tolerance, so agreement to that "
+                   f"tolerance cannot be shown:</p><ul>{by_table(near)}</ul>")
     return "".join(out) or "<p>No claim reproduced.</p>"
 
 
 def not_reproduced(ledger: pd.DataFrame, hypotheses: pd.DataFrame | None, titles: dict) -> str:
     """One item per claim that is neither MATCH nor CONCLUSION HOLDS: ours against the chapter's with its
     seeds, why (the ledger's `reason`, where it gives one), and the hypotheses tried on it."""
-    missed = ledger[~ledger["verdict"].isin(REPRODUCED)]
+    missed = ledger[~ledger["verdict"].isin((*REPRODUCED, CONSISTENT))]
     if missed.empty:
-        return "<p>Every claim is reproduced (MATCH or CONCLUSION HOLDS).</p>"
+        return "<p>Every claim is reproduced or consistent with the chapter's one run.</p>"
     order = ["CONTRADICTED", *(v for v in VERDICTS if v != "CONTRADICTED")]  # the chapter's point false first
     items = []
     for _, claim in missed.sort_values("verdict", key=lambda v: v.map(order.index), kind="stable").iterrows():
@@ -490,10 +502,7 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
              f"{esc(span(dates)) if dates else 'outside this clone’s history'} on {esc(', '.join(devices) or 'cpu')}. "
              f"Every number comes from a run folder under <code>results/{esc(profile)}/runs/</code> (or a measurement's "
              "record) with its composed config, seed and commit; every number in the text is read from the tables, "
-             "the ledger or the runs (<code>workflow/report/*.rst</code> are templates). A number the chapter printed is "
-             "one run of its code, judged against the spread of one run of ours; a conclusion, bound or ordering on "
-             "our mean's interval; an outcome per seed (which weight is largest) on the share of seeds in which it "
-             "holds.</p>",
+             "the ledger or the runs (<code>workflow/report/*.rst</code> are templates).</p>",
              "".join(f'<p class="variant">{esc(line).replace("**", "")}</p>' for line in variant_lines(ledger)),
              f'<section id="summary"><h2>Summary</h2>{front["summary"]}</section>',
              f'<nav id="contents"><h2>Contents</h2><ol>{contents}</ol></nav>']

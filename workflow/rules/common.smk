@@ -289,6 +289,7 @@ def check_readable(path: str) -> None:
 # (-R, -F, --forcerun) is read here because Snakemake does not pass a forced job on through an ancient input.
 # Called from input functions: Snakemake knows what is forced once the workflow is read.
 def read_by_key(path: str):
+    # --lint 'absolute path': a folder name looked for inside a path, and a job name's separator
     producer = "key" if "/stamps/" in path else STEPS[path].job.split("/")[0] if path in STEPS else None
     forced = workflow.dag_settings.forcerun
     return path if workflow.dag_settings.forceall or producer in forced or path in forced else ancient(path)

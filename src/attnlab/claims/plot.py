@@ -11,7 +11,7 @@ number (words, lists), whose chapter value is 0 (no ratio) or that were not meas
 out there, and the subtitle counts them. The axis turns logarithmic (symmetric-log where an interval
 reaches 0) once the ratios span more than a factor of ten.
 
-Below, one small panel per claim that did not reproduce (neither MATCH nor CONCLUSION HOLDS, and
+Below, one small panel per claim that did not reproduce or is undecided (CONTRADICTED, INCONCLUSIVE;
 measured), lists and words included, in the claim's own units: the spread of our seeds (mean ± sd,
 thin), our mean's interval (thick), our mean in the verdict's mark, the chapter's number as a
 diamond where it is a number, and the seed count in the panel's title.
@@ -42,7 +42,7 @@ INTERVAL = re.compile(r"\[(-?[\d,]*\.?\d+(?:e[-+]?\d+)?), (-?[\d,]*\.?\d+(?:e[-+
 TOLERANCE = re.compile(r"within (±)?(\S+?)( %)?(?:;|$)")
 BAND = "the rule's tolerance about the chapter"
 ROW_INCHES = 0.17
-REPRODUCED = ("MATCH", "CONCLUSION HOLDS")
+PANELS = ("CONTRADICTED", "INCONCLUSIVE")  # a CONSISTENT claim is a plausible draw of ours: the top plot shows it
 # one value as the ledger writes it, with its spread where it has one: 60.23 ± 0.49, -0.4392 ± 0.3926, 1.19e-07
 VALUE = re.compile(r"(-?[\d,]*\.?\d+(?:e[-+]?\d+)?)(?: ± (-?[\d,]*\.?\d+(?:e[-+]?\d+)?))?")
 
@@ -123,10 +123,11 @@ def chapter_values(cell: str, n: int) -> list[float] | None:
 
 
 def missed(ledger: pd.DataFrame) -> list[dict]:
-    """The claims that did not reproduce and were measured, each with its values, intervals and the chapter's."""
+    """The claims that did not reproduce or are undecided, and were measured, each with its values, intervals and
+    the chapter's."""
     out = []
     for _, claim in ledger.iterrows():
-        if claim["verdict"] in (*REPRODUCED, "MISSING"):
+        if claim["verdict"] not in PANELS:
             continue
         values = spread_values(str(claim["reproduced"]))
         if values is None:
