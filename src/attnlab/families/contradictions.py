@@ -167,6 +167,7 @@ FINDINGS = (REPRODUCED, CONSISTENT, CONCLUSION, TOWARD, UNDECIDED, RULED_OUT, FA
     "moves toward the chapter", "undecided", "ruled out", "only through runs that failed to train", "not measured",
     "not run", "control")
 COMES_BACK = (REPRODUCED, CONSISTENT, CONCLUSION)
+SWEEP_BAND, SWEEP_NOWHERE = "fits in a band of rates", "fits at no rate tried"  # the sqrt(d_k) sweep's rows
 TOWARD_SHARE = 0.1  # "moves toward": the distance shrinks by more than this share of itself
 LOG_SPAN = 10.0     # values spanning this factor or more are compared as log ratios
 NOT_ESTABLISHED = "not established"
@@ -613,8 +614,8 @@ def sweep_rows(sweep: pd.DataFrame) -> list[dict]:
     joint = sweep[sweep["claim"] == "all"]
     answer = joint["finding"].iloc[0] if len(joint) else NOT_ESTABLISHED
     for r in sweep[sweep["claim"] != "all"].itertuples():
-        found = NOT_ESTABLISHED if r.band == NOT_ESTABLISHED else "fits at no rate tried" if r.band.startswith("none") \
-            else "fits in a band of rates"
+        found = (NOT_ESTABLISHED if r.band == NOT_ESTABLISHED else SWEEP_NOWHERE if math.isnan(r.band_low)
+                 else SWEEP_BAND)
         rows.append({"claim": r.claim, "role": "hypothesis", "hypothesis": "one learning rate, unstated, reproduces "
                      "every sqrt(d_k) number of the chapter", "setting": f"train.lr swept ({r.rates})",
                      "experiment": "table sqrt_dk_sweep", "measure": r.number, "chapter": r.chapter,
