@@ -330,6 +330,8 @@ def share_interval(k, n: int, level: float = LEVEL):
     p = np.asarray(k) / n
     centre, half = p + z * z / (2 * n), z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     low, high = (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
+    # none or all: the interval's end is the range's, exactly (rounding leaves 5e-17 otherwise)
+    low, high = np.where(np.asarray(k) == 0, 0.0, low), np.where(np.asarray(k) == n, 1.0, high)
     return (float(low), float(high)) if np.ndim(k) == 0 else (low, high)
 
 

@@ -240,7 +240,7 @@ def winograd_circuits(inputs) -> pd.DataFrame:
             these = [s for s, f in zip(seeds, found) if f["circuit"] == kind]
             low, high = stats.share_interval(len(these), n)
             out.append({"model": label, "circuit": kind, "seeds_with_it": len(these), "of": n,
-                        "share": len(these) / n, "share_low": max(0.0, float(low)), "share_high": min(1.0, float(high)),
+                        "share": len(these) / n, "share_low": low, "share_high": high,
                         "every_pair": sum(f["every_pair"] for f in found if f["circuit"] == kind),
                         "right": sum(f["right"] for f in found if f["circuit"] == kind),
                         "which": seed_ids(these), "seeds": n, **provenance(runs)})
