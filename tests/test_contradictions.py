@@ -171,8 +171,14 @@ def test_one_rate_is_no_where_two_bands_never_meet_where_both_were_measured():
     bands = {"a": [(5e-3, 9e-3)], "b": [(1e-3, 4e-3)], "c": [(2e-3, 7e-3)]}
     assert one_rate(bands, measured, names)["finding"].startswith("no: no rate between 1e-3 and 6e-3")
     together = {"a": [(5e-3, 9e-3)], "b": [(4e-3, 6e-3)], "c": [(2e-3, 7e-3)]}
-    yes = one_rate(together, measured, names)
-    assert yes["finding"].startswith("yes") and yes["band_low"] == 5e-3 and yes["band_high"] == 6e-3
+    rates = (1e-3, 6e-3, 1e-2)
+    fits = {(c, 6e-3): "fits" for c in names}  # the ledger's verdict at each rate tried: MATCH or CONSISTENT
+    yes = one_rate(together, measured, names, fits, rates)
+    assert yes["finding"].startswith("yes: at 6e-3") and yes["band_low"] == yes["band_high"] == 6e-3
+    # bands that meet are not a yes: a number still undecided where they meet leaves it open
+    open_ = one_rate(together, measured, names, {**fits, ("b", 6e-3): "undecided"}, rates)
+    assert open_["finding"].startswith("not established: not ruled out together at 5e-3 – 6e-3")
+    assert "second" in open_["finding"]
     assert one_rate({"a": bands["a"], "c": bands["c"]}, measured, names)["finding"].startswith("not established")
 
 

@@ -245,7 +245,7 @@ def scale_training_figure(inputs, context):
 @table("score_runaway")
 def score_runaway(inputs) -> pd.DataFrame:
     out = []
-    for label in VARIANTS:
+    for label in (v for v in VARIANTS if inputs.get(v)):  # a sweep's rate may have trained one head only
         paths = inputs[label]
         evals = [evals_of(p) for p in paths]
         first, last = [e.iloc[0] for e in evals], [e.iloc[-1] for e in evals]
@@ -393,19 +393,60 @@ def chapter_window(claim: dict) -> tuple[float, float]:
     return chapter - width, chapter + width
 
 
-def run_band(value, log: bool, level: float = 0.95):
+def on_scale(value, log: bool):
+    """A value over seeds (a stats.Sample) on its scale: its logarithm for a std."""
+    f = np.log if log else (lambda x: x)
+    return type(value)(f(value.point), {n: f(v) for n, v in value.sets.items()},
+                       f(value.shared) if value.shared is not None else None)
+
+
+def run_band(scaled, level: float = 0.95):
     """(point, low, high) on the scale: where one new run of ours lands, our mean ± t·s·√(1 + 1/n) (the
     ledger's one-run spread); low = high = None with one seed (no spread)."""
     from attnlab.claims import stats
 
-    f = np.log if log else (lambda x: x)
-    scaled = type(value)(f(value.point), {n: f(v) for n, v in value.sets.items()},
-                         f(value.shared) if value.shared is not None else None)
     if not scaled.sets:
         return float(scaled.point), None, None
     spread, df = scaled.draw_error()
     half = float(stats.t_upper((1 + level) / 2, df) * spread)
     return float(scaled.point), float(scaled.point) - half, float(scaled.point) + half
+
+
+def head_width(row: ScaleRow) -> int:
+    """A scale_training row's d_k, as its name says (short_d1024)."""
+    return int(row.name.rsplit("_d", 1)[1])
+
+
+def rate_tables(runs: dict, lr: float) -> dict:
+    """score_runaway and scale_training as their builders make them from the runs at one learning rate (the rows
+    whose runs were trained there)."""
+    heads = {(d_k, variant): paths for (d_k, variant, rate), paths in runs.items() if rate == lr}
+    tables = {}
+    runaway = {variant: paths for (d_k, variant), paths in heads.items() if d_k == head_width(SCORE_RUNAWAY)}
+    if runaway:
+        tables["score_runaway"] = score_runaway(runaway)
+    training = {}
+    for row in SCALE_TRAINING:
+        d_k = head_width(row)
+        if all((d_k, variant) in heads for variant in VARIANTS):
+            training.update({experiment: heads[d_k, variant] for variant, experiment in row.runs().items()})
+    if training:
+        tables["scale_training"] = scale_training(training)
+    return tables
+
+
+def rate_status(claim: dict, tables: dict) -> tuple[str, str]:
+    """The ledger's verdict of a claim on one rate's runs: fits (MATCH or CONSISTENT), misses (CONTRADICTED, or
+    CONCLUSION HOLDS: its number misses), undecided (INCONCLUSIVE, with the seeds its plan asks for)."""
+    from attnlab.claims.evaluate import judge
+
+    judged = judge(claim, tables)
+    verdict = judged["verdict"]
+    if verdict in ("MATCH", "CONSISTENT"):
+        return "fits", verdict
+    if verdict == "INCONCLUSIVE":
+        return "undecided", f"INCONCLUSIVE, {judged['plan'] or 'no count of seeds'} would decide it"
+    return "misses", verdict
 
 
 def fitting_band(rates: list[float], lows: list[float], highs: list[float], window: tuple[float, float]
@@ -461,10 +502,10 @@ def show_band(band: list[tuple[float, float]], tried: list[float]) -> str:
     parts = []
     for low, high in band:
         text = show_rate(low, 2) if math.isclose(low, high) else f"{show_rate(low, 2)} – {show_rate(high, 2)}"
-        if math.isclose(high, max(tried)) and not math.isclose(low, high):
-            text += " (to the highest rate measured with a spread)"
-        if math.isclose(low, min(tried)) and not math.isclose(low, high):
-            text += " (from the lowest rate measured with a spread)"
+        ends = [end for end, touches in (("lowest", math.isclose(low, min(tried))), ("highest", math.isclose(high, max(tried))))
+                if touches and not math.isclose(low, high)]
+        if ends:
+            text += f" (to the {' and the '.join(ends)} rate measured with a spread)"
         parts.append(text)
     return ", ".join(parts)
 
@@ -477,13 +518,13 @@ def sqrt_dk_sweep(inputs) -> pd.DataFrame:
     claims = {c["id"]: c for c in load_claims(inputs["claims"][0])}
     runs = sweep_runs(inputs)
     rates = sorted({lr for _, _, lr in runs})
-    out, bands, measured = [], {}, {}
+    out, bands, measured, statuses = [], {}, {}, {}
     for n in SQRT_DK_NUMBERS:
         claim = claims[n.claim]
         window = chapter_window(claim)
         values = {lr: v for lr in rates if (v := values_at(n, runs, lr)) is not None}
         log = n.read == "score_std"  # a std is compared as a ratio: ours spans 2 to 12,000 over the rates
-        f = math.log if log else (lambda v: v)
+        f, g = (math.log, math.exp) if log else ((lambda v: v), (lambda v: v))
         scaled_window = (f(max(window[0], 1e-12)), f(window[1]))
         row = {"number": n.number, "claim": n.claim, "chapter": float(claim["chapter"]),
                "scale": "log" if log else "linear"}
@@ -492,15 +533,15 @@ def sqrt_dk_sweep(inputs) -> pd.DataFrame:
             if lr not in values:
                 row[f"at_{show_rate(lr)}"] = "not run"
                 continue
-            point, low, high = run_band(values[lr], log)
+            point, low, high = run_band(on_scale(values[lr], log))
+            status, why = rate_status(claim, rate_tables(runs, lr))
+            statuses[n.claim, lr] = status
             seeds = max(values[lr].counts, default=1)
-            g = math.exp if log else (lambda v: v)
             if low is None:
                 row[f"at_{show_rate(lr)}"] = f"{show_number(g(point))}, 1 seed: no spread"
                 continue
-            fits = low <= scaled_window[1] and high >= scaled_window[0]
             row[f"at_{show_rate(lr)}"] = (f"{show_number(g(point))} [{show_number(g(low))}, {show_number(g(high))}] "
-                                          f"{'fits' if fits else 'misses'} ({seeds} seeds)")
+                                          f"{status}: {why} ({seeds} seeds)")
             spread_rates.append(lr)
             lows.append(low)
             highs.append(high)
@@ -511,25 +552,29 @@ def sqrt_dk_sweep(inputs) -> pd.DataFrame:
                        band_high=band[-1][1] if band else math.nan)
         else:
             row.update(band=NOT_ESTABLISHED, band_low=math.nan, band_high=math.nan)
+        row["fits_at"] = ", ".join(show_rate(lr) for lr in rates if statuses.get((n.claim, lr)) == "fits") or "none"
         row["rates"] = ", ".join(show_rate(lr) for lr in values)
         row["seeds"] = " · ".join(str(max(values[lr].counts, default=1)) for lr in values)
         out.append(row)
     names = {n.claim: n.number for n in SQRT_DK_NUMBERS}
-    out.append({"number": "all five", "claim": "all", **one_rate(bands, measured, names)})
+    out.append({"number": "all five", "claim": "all", **one_rate(bands, measured, names, statuses, rates)})
     paths = [p for paths in runs.values() for p in paths]
     prov = provenance(load_runs(paths)) if paths else {}
     return pd.DataFrame([{**r, **prov} for r in out])
 
 
-def one_rate(bands: dict, measured: dict, names: dict) -> dict:
-    """Does one learning rate fit every number? No where two numbers' bands meet nowhere in the range of rates
-    where both were measured with a spread (the widest such range is named; for intervals, two that never meet
-    are what any set that never meets contains); yes where every number has a band and they meet; else not
-    established. `bands`: claim -> its band; `measured`: claim -> (lowest, highest rate with a spread)."""
+def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = None, rates: tuple = ()) -> dict:
+    """Does one learning rate reproduce every number? No where two numbers' bands (the rates at which the
+    chapter's number is not ruled out) meet nowhere in the range of rates where both were measured with a spread
+    (the widest such range is named; intervals that never meet all together contain two that never meet); yes
+    where, at one rate tried, every number fits (the ledger's one-run test: a MATCH or CONSISTENT, decided);
+    else not established. `bands`: claim -> its band; `measured`: claim -> (lowest, highest rate with a spread);
+    `statuses`: (claim, rate) -> fits / misses / undecided."""
     from itertools import combinations
 
     from attnlab.families.contradictions import NOT_ESTABLISHED
 
+    statuses = statuses or {}
     conflicts = []
     for a, b in combinations(bands, 2):
         common = (max(measured[a][0], measured[b][0]), min(measured[a][1], measured[b][1]))
@@ -541,14 +586,20 @@ def one_rate(bands: dict, measured: dict, names: dict) -> dict:
         return {"band": f"none {where}", "band_low": math.nan, "band_high": math.nan,
                 "finding": f"no: no rate {where} fits both the {names[a]} and the {names[b]} (the range where "
                            f"both were measured with a spread)"}
+    every = [lr for lr in rates if all(statuses.get((c, lr)) == "fits" for c in names)]
+    if every:
+        text = ", ".join(show_rate(lr) for lr in every)
+        return {"band": text, "band_low": min(every), "band_high": max(every),
+                "finding": f"yes: at {text} every one of the {len(names)} numbers fits"}
+    together = None
     if len(bands) == len(names):
         common = (max(low for low, _ in measured.values()), min(high for _, high in measured.values()))
-        together = [common]
+        together = [common] if common[0] <= common[1] else []
         for band in bands.values():
             together = intersect(together, band)
-        text = show_band(together, list(common))
-        return {"band": text, "band_low": together[0][0], "band_high": together[-1][1],
-                "finding": f"yes: one rate fits all {len(names)} numbers, {text}"}
-    missing = ", ".join(names[c] for c in names if c not in bands)
+    where = (f"not ruled out together at {show_band(together, [min(rates), max(rates)])}" if together
+             else "no rate where all were measured with a spread")
+    open_ = sorted({names[c] for (c, lr), status in statuses.items() if status != "fits"
+                    and together and any(low <= lr <= high for low, high in together)})
     return {"band": NOT_ESTABLISHED, "band_low": math.nan, "band_high": math.nan,
-            "finding": f"{NOT_ESTABLISHED}: no spread yet for the {missing}; the others' bands meet"}
+            "finding": f"{NOT_ESTABLISHED}: {where}" + (f"; undecided there: the {', the '.join(open_)}" if open_ else "")}
