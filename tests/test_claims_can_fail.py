@@ -562,6 +562,11 @@ JUST_PAST = {
 SPLIT_ACROSS_SEEDS = {
     "winograd_adjectives.crossed": attention({"role": "crossed"}, street=([0.9, 0.9, 0.3], None),
                                              adj=([0.05, 0.05, 0.6], None), table="winograd_adjectives"),
+    # a head-averaged weight judged per seed: the whole weight on "tired" in two seeds of three, half in the third
+    "winograd_attention.block2_tired": attention({"adjective": "tired", "block": 2}, adj=([1.0, 1.0, 0.5], None)),
+    # most of each crosser row on the adjective in two seeds, a quarter in the third
+    "winograd_adjectives.crosser": attention({"role": "crosser"}, animal=([0.0, 0.0, 0.0], None),
+                                             adj=([0.75, 0.75, 0.25], None), table="winograd_adjectives"),
 }
 
 
@@ -620,4 +625,21 @@ def test_a_timing_measured_once_is_not_judged(claim_id, quick_tables):
 def test_an_outcome_that_holds_in_some_seeds_only_is_not_a_match(claim_id, quick_tables):
     claim = CLAIMS[claim_id]
     judged = C.judge(claim, edited(quick_tables, claim, SPLIT_ACROSS_SEEDS[claim_id]))
-    assert judged["verdict"] == "INCONCLUSIVE" and judged["seed_share"] == "2/3", judged
+    assert judged["verdict"] == "INCONCLUSIVE" and "2/3" in judged["seed_share"].split(" · "), judged
+
+
+def test_a_mean_of_one_hot_heads_near_the_chapters_number_is_no_seeds_model(quick_tables):
+    """Four one-hot heads put 0, 1/4, … 1 on a token: seeds at 0.75 and 1.0 average 0.95, within the chapter's
+    1.00 ± 0.05 as a mean, but the whole weight is on the adjective in half the seeds only (per_seed)."""
+    claim = CLAIMS["winograd_attention.block2_tired"]
+    judged = C.judge(claim, edited(quick_tables, claim, attention({"adjective": "tired", "block": 2},
+                                                                  adj=([1.0, 0.75, 1.0, 0.75], None))))
+    assert judged["verdict"] != "MATCH" and judged["seed_share"].startswith("2/4"), judged
+
+
+def test_per_seed_is_true_or_absent():
+    from attnlab.claims.rules import ClaimsError, validate_claim
+    claim = {**CLAIMS["winograd_attention.block2_tired"]}
+    claim["value"] = {**claim["value"], "per_seed": "yes"}
+    with pytest.raises(ClaimsError, match="per_seed is true"):
+        validate_claim(claim)

@@ -4,7 +4,7 @@
 # measurements, ruled here. Read after the families: a hypothesis takes its family table's inputs and
 # replaces the ones it changes.
 # --lint 'mixed rules and functions': the hypotheses' Step functions stay beside their rule.
-from attnlab.families.contradictions import HYPOTHESES
+from attnlab.families.contradictions import TRAINED
 
 
 @functools.cache
@@ -41,10 +41,12 @@ def hypothesis_runs(h, run: str, published: list[str]) -> list[str]:
 
 
 def contradiction_inputs(variant: bool) -> dict:
-    """The claims, the published tables the claims are read on, and each hypothesis's family inputs with
-    its own runs in place (a variant reads the same: the hypotheses are judged against the published runs)."""
-    found = {"claims": [CLAIMS_FILE], "tables": sorted({f"{RESULTS}/tables/{h.table}.csv" for h in HYPOTHESES})}
-    for h in HYPOTHESES:
+    """The claims, the profile and its seed plans, the published tables the claims are read on (the sqrt(d_k)
+    sweep's too), and each trained hypothesis's family inputs with its own runs in place (a variant reads the
+    same: the hypotheses are judged against the published runs). A hypothesis not run reads nothing."""
+    found = {"claims": [CLAIMS_FILE], "profile": [f"configs/profile/{PROFILE}.yaml"], "pipeline": ["configs/pipeline.yaml"],
+             "tables": sorted({f"{RESULTS}/tables/{t}.csv" for t in (*(h.table for h in TRAINED), "sqrt_dk_sweep")})}
+    for h in TRAINED:
         if h.read:
             continue
         family = TABLES[h.table]["inputs"]
@@ -53,5 +55,9 @@ def contradiction_inputs(variant: bool) -> dict:
     return found
 
 
-# the claims file is read for its rules: its text is part of the table's key
-add_table("contradictions", inputs=contradiction_inputs, code_files=(CLAIMS_FILE,))
+# the claims file is read for its rules, the hypotheses' configs for whether they only change training
+# (paired with the published seeds): their text is part of the table's key
+HYPOTHESIS_CONFIGS = sorted(str(p.relative_to(workflow.basedir)) for h in TRAINED for run in h.runs.values()
+                            for p in [Path(workflow.basedir, "configs", f"{run}.yaml" if run.startswith("winograd/")
+                                                          else f"experiment/{run}.yaml")] if p.is_file())
+add_table("contradictions", inputs=contradiction_inputs, code_files=(CLAIMS_FILE, *HYPOTHESIS_CONFIGS))

@@ -2,7 +2,7 @@
 # scale_training, score_runaway). The random-row measurements take seconds, so every profile
 # measures the chapter's sample sizes (configs/measure/scale.yaml). Rows: src/attnlab/families/scale.py.
 from attnlab.families.contradictions import hypothesis_of
-from attnlab.families.scale import RUNAWAY_UNSTATED, SCORE_RUNAWAY
+from attnlab.families.scale import SCORE_RUNAWAY, SQRT_DK_RUNS, SWEEP_RUNS
 
 SCALE_SETTINGS = "configs/measure/scale.yaml"
 # an edit of the settings or of the measuring code reruns both measurements
@@ -39,9 +39,23 @@ add_table("score_variance", inputs=dict(zip(("pairs", "meta"), random_rows_step(
 for _id in ("effective_tokens", "softmax_saturation"):
     add_table(_id, inputs=dict(zip(("rows", "meta"), random_rows_step("random_rows").outputs)))
 
-# the rows of settings the chapter does not state train the seeds their hypothesis trains
-add_table("score_runaway", inputs=lambda variant: {
-    **{name: run_metrics(run, variant) for name, run in SCORE_RUNAWAY.runs().items()},
-    **{name: [train_step(run, seed).outputs[0]
-              for seed in seeds_of(run, base=hypothesis_of(run).seeds_under(PROFILE_CONFIG.seeds))]
-       for name, (run, _) in RUNAWAY_UNSTATED.items()}})
+add_table("score_runaway", inputs=lambda variant: {name: run_metrics(run, variant)
+                                                   for name, run in SCORE_RUNAWAY.runs().items()})
+
+
+def sqrt_dk_seeds(run: str) -> list[int]:
+    """The seeds the sweep reads of a run: a published row's, a hypothesis's, or (a sweep run) the seeds
+    seeds_per_run names, none by default: the sweep's runs are trained apart and landed with their keys."""
+    if run in SWEEP_RUNS:
+        return seeds_of(run, base=0)
+    if run in EXPERIMENT_ROWS:
+        return seeds_of(run)
+    return seeds_of(run, base=hypothesis_of(run).seeds_under(PROFILE_CONFIG.seeds))
+
+
+EXPERIMENT_ROWS = set(SCORE_RUNAWAY.runs().values()) | {e for row in ("short_d256",) for e in
+                                                         (f"scale/{row}_divided", f"scale/{row}_undivided")}
+# the claims file gives the chapter's numbers and the ledger's tolerances: part of the table's key
+add_table("sqrt_dk_sweep", inputs=lambda variant: {
+    "claims": [CLAIMS_FILE], **{run: [train_step(run, seed).outputs[0] for seed in sqrt_dk_seeds(run)]
+                                for run in SQRT_DK_RUNS}}, code_files=(CLAIMS_FILE,))

@@ -3,7 +3,7 @@
 # runs scored at one position. Outputs under results/<profile>/measure/winograd/<version>/.
 # Rows: src/attnlab/families/winograd.py.
 # --lint 'mixed rules and functions': this family's Step functions (its jobs' keys, inputs, outputs) stay beside its rules.
-from attnlab.families.contradictions import HYPOTHESES
+from attnlab.families.contradictions import TRAINED, hypothesis_of
 from attnlab.families.winograd import PROBED, VERSIONS
 import importlib
 
@@ -113,7 +113,7 @@ def published_seeds(version: str, model: str) -> list[int]:
     if any(m.name == model for m in VERSIONS[version]):
         return winograd_seeds(version, model)
     run = f"winograd/{version}_{model}"
-    h = next((h for h in HYPOTHESES if run in h.runs.values()), None)
+    h = next((h for h in TRAINED if run in h.runs.values()), None)
     return seeds_of(run, base=h.seeds_under(PROFILE_CONFIG.winograd_seeds)) if h else []
 
 
@@ -142,3 +142,15 @@ for _version, _models in VERSIONS.items():
               {m.name: winograd_runs(_version, m.name, variant=variant) for m in _models})
 for _id in ("winograd_attention", "winograd_adjectives"):
     add_table(_id, inputs=lambda variant: {"probe": winograd_runs("role", PROBED.name, "probe.json", variant)})
+
+
+def one_head_probes() -> list[str]:
+    """The one-head hypothesis's probes, the seeds its hypothesis trains (as the contradictions table reads them)."""
+    run = "winograd/role_two_blocks_one_head"
+    seeds = seeds_of(run, base=hypothesis_of(run).seeds_under(PROFILE_CONFIG.winograd_seeds))
+    return [winograd_step("role", "two_blocks_one_head", seed).outputs[WINOGRAD_FILES.index("probe.json")]
+            for seed in seeds]
+
+
+add_table("winograd_circuits", inputs=lambda variant: {"probe": winograd_runs("role", PROBED.name, "probe.json", variant),
+                                                       "one_head": one_head_probes()})

@@ -105,9 +105,10 @@ def read(node: dict, tables: dict, table_id: str) -> tuple[Sample, np.ndarray | 
 
 
 def uses_lead(node) -> bool:
-    """Does an expression read a lead (an outcome per seed: which weight is the largest)?"""
+    """Does an expression read an outcome per seed — a lead (which weight is the largest), or a cell marked
+    `per_seed` (a head-averaged weight that describes each seed's model, not a mean over models)?"""
     if isinstance(node, dict):
-        return "lead" in node or any(uses_lead(child) for child in node.values())
+        return "lead" in node or node.get("per_seed") is True or any(uses_lead(child) for child in node.values())
     return isinstance(node, list) and any(uses_lead(child) for child in node)
 
 

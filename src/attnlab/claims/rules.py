@@ -196,7 +196,7 @@ def validate_expr(node, where: str) -> None:
     if len(ops) != 1:
         raise ClaimsError(f"{where}: a value needs exactly one of {OPERATORS}, got {sorted(node)}")
     op = ops[0]
-    allowed = {op, "reduce", "last"} | ({"table", "where", "x"} if op in READ_OPERATORS else set())
+    allowed = {op, "reduce", "last"} | ({"table", "where", "x", "per_seed"} if op in READ_OPERATORS else set())
     allowed |= {"among"} if op == "lead" else {"matches"} if op == "column" else set()
     if node.keys() - allowed:
         raise ClaimsError(f"{where}: {op} takes {sorted(allowed)}, not {sorted(node.keys() - allowed)}")
@@ -204,6 +204,9 @@ def validate_expr(node, where: str) -> None:
         raise ClaimsError(f"{where}: reduce {node['reduce']!r} unknown; allowed: {REDUCERS}")
     if (node.get("reduce") == "loglog_slope") != ("x" in node):
         raise ClaimsError(f"{where}: reduce loglog_slope needs `x:` (the column it is fitted against) and only it")
+    if "per_seed" in node and node["per_seed"] is not True:
+        raise ClaimsError(f"{where}: per_seed is true (an outcome per seed, judged on its share of seeds) or absent, "
+                          f"not {node['per_seed']!r}")
     if "matches" in node and not (isinstance(node["matches"], str) and node["matches"]):
         raise ClaimsError(f"{where}: matches takes the text a cell must contain, got {node['matches']!r}")
     if op == "lead" and not (isinstance(node.get("among"), list) and len(node["among"]) >= 2):

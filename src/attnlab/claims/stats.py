@@ -236,16 +236,18 @@ def one_draw(gap: Sample, tolerance: np.ndarray, level: float = LEVEL) -> tuple[
 
 # ---------------------------------------------------------------- seeds that would decide, at 80 % power
 
-def seeds_for_power(s: Sample, level: float = LEVEL) -> np.ndarray:
+def seeds_for_power(s: Sample, level: float = LEVEL, smallest: bool = False) -> np.ndarray:
     """Per element of a margin (>= 0 passes), the seeds per row at which its mean's interval would clear 0 with
-    80 % power if the mean and spread held; 0 where no count up to MAX_SEEDS would."""
+    80 % power if the mean and spread held; 0 where no count up to MAX_SEEDS would. Every seed set is grown to
+    the count (a larger one kept); `smallest`: counts are tried from the smallest set up (the fewest seeds its
+    smaller rows need beside a large one), not from the largest."""
     def power(i, counts):
         error, df = _grown(s, i, counts, draw=False)
         margin, t = float(s.point.flat[i]), t_upper((1 + level) / 2, df)
         with np.errstate(divide="ignore", invalid="ignore"):
             return normal_cdf(margin / error - t) + normal_cdf(-margin / error - t)
 
-    return _first_count(s, power)
+    return _first_count(s, power, min(s.counts, default=1) if smallest else None)
 
 
 def one_draw_seeds(gap: Sample, tolerance: np.ndarray, level: float = LEVEL) -> np.ndarray:
@@ -303,9 +305,10 @@ def _counts_from(n: int) -> np.ndarray:
     return np.array(counts)
 
 
-def _first_count(s: Sample, power) -> np.ndarray:
-    """Per element, the first candidate count whose power reaches POWER (0: none; nothing varies: 0)."""
-    counts = _counts_from(max(s.counts, default=1))
+def _first_count(s: Sample, power, start: int | None = None) -> np.ndarray:
+    """Per element, the first candidate count (from `start`, by default the largest seed set) whose power
+    reaches POWER (0: none; nothing varies: 0)."""
+    counts = _counts_from(max(s.counts, default=1) if start is None else start)
     out = np.zeros(s.point.shape, dtype=int)
     for i in range(s.point.size):
         if not s.sets or not np.isfinite(s.point.flat[i]) or len(counts) == 0:
@@ -327,6 +330,8 @@ def share_interval(k, n: int, level: float = LEVEL):
     p = np.asarray(k) / n
     centre, half = p + z * z / (2 * n), z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     low, high = (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
+    # none or all: the interval's end is the range's, exactly (rounding leaves 5e-17 otherwise)
+    low, high = np.where(np.asarray(k) == 0, 0.0, low), np.where(np.asarray(k) == n, 1.0, high)
     return (float(low), float(high)) if np.ndim(k) == 0 else (low, high)
 
 
@@ -335,56 +340,7 @@ def decide_share(k: int, n: int, level: float = LEVEL) -> str:
     return "pass" if low > MAJORITY else "fail" if high < MAJORITY else "inconclusive"
 
 
-# ---------------------------------------------------------------- two runs' seeds (the contradictions table)
-
-# where more seeds of a difference's two runs go: (to a, to b), in the order a tie between plans is settled
-GROWTH = {"b": (False, True), "a": (True, False), "both": (True, True)}
-
-
-def seeds_to_decide(mean: float, sd: float) -> int | None:
-    """The seeds at which a margin with this mean and sd (over seeds) would have an interval clear of 0,
-    if both held (half the time: the contradictions table's count); None where no number would."""
-    if sd <= 0 or mean == 0 or not math.isfinite(mean / sd):
-        return None
-    for n in range(2, MAX_SEEDS + 1):
-        if t_quantile(n - 1) * sd / math.sqrt(n) < abs(mean):
-            return n
-    return None
-
-
-def seeds_to_decide_difference(a: np.ndarray, b: np.ndarray, grow: str = "b",
-                               most_added: int | None = None) -> tuple[int, int] | None:
-    """(seeds, runs added) at which mean(a) − mean(b) would have an interval clear of 0, if both means and
-    spreads held, adding seeds to b, to a, or to both (each at least its own count); None where no number up to
-    MAX_SEEDS would (growing one side whose partner's spread alone keeps the interval straddling 0), or none
-    adding at most `most_added` runs."""
-    if grow not in GROWTH:
-        raise ValueError(f"grow is one of {', '.join(GROWTH)}, not {grow!r}")
-    difference = float(a.mean() - b.mean())
-    grow_a, grow_b = GROWTH[grow]
-    # walked up from the start: the interval need not narrow with n (Welch's degrees of freedom fall back
-    # to the fixed side's as the grown side's share of the spread vanishes)
-    for n in range(max(a.size if grow_a else 0, b.size if grow_b else 0), MAX_SEEDS + 1):
-        added = (n - a.size if grow_a else 0) + (n - b.size if grow_b else 0)
-        if most_added is not None and added > most_added:
-            return None
-        _, low, high = _welch(difference, _variance_of_mean(a, n if grow_a else a.size),
-                              _variance_of_mean(b, n if grow_b else b.size))
-        if decide(low, high) != "inconclusive":
-            return n, added
-    return None
-
-
-def cheapest_plan_to_decide_difference(a: np.ndarray, b: np.ndarray) -> tuple[str, int] | None:
-    """(the plan in GROWTH, its seeds) deciding mean(a) − mean(b) with the fewest runs added; on a tie the
-    earlier plan. A later plan only walks while it could still add fewer runs than the best so far."""
-    best = None  # (plan, seeds, runs added)
-    for grow in GROWTH:
-        found = seeds_to_decide_difference(a, b, grow, most_added=None if best is None else best[2] - 1)
-        if found is not None:
-            best = (grow, *found)
-    return None if best is None else best[:2]
-
+# ---------------------------------------------------------------- two runs' seeds (Welch)
 
 def _variance_of_mean(x: np.ndarray, n: int) -> tuple[float, int]:
     """(the squared standard error of x's mean at n seeds, with x's spread; its degrees of freedom)."""

@@ -1,49 +1,70 @@
-"""Experiments behind the CONTRADICTED claims: for each, settings the chapter did not state, each tried as
-an ordinary pipeline run (configs/experiment/... or configs/winograd/...), and what it does to the claim.
+"""Experiments behind the claims the full ledger contradicts: for each, settings the chapter did not state,
+each tried as an ordinary pipeline run (configs/experiment/... or configs/winograd/...), and what it does to
+the claim; controls that read the published runs another way; the hypotheses written down but not run.
 
 A hypothesis rebuilds one family table with the family's own builder, its runs in place of the published
-ones (or, where it needs no run, reading another column of the published table), and the ledger's rules
-judge the claim on that table exactly as on the published one. The finding compares the two:
-- reproduced under this setting: the claim is MATCH under the hypothesis;
-- conclusion reproduced: CONCLUSION HOLDS under it (the chapter's point, not its number);
-- moves toward the chapter: the gap to the chapter's value (or to the rule's threshold) shrinks by more
-  than a tenth, judged as the ledger judges a number: the 95 % interval of (0.9 × the gap before − the
-  gap under the hypothesis) lies wholly above 0 — per seed where the hypothesis reads the published runs
-  (paired), Welch's unpaired interval where it trains runs of its own;
-- ruled out: the interval lies wholly below 0 (or the claim has no gap to shrink);
-- undecided: it straddles 0; `seeds_to_decide` gives the cheapest way to decide it if the means and spreads
-  held: the seeds of the hypothesis's runs, of the published runs, or of both, whichever adds the fewest
-  runs ("none": no number would);
-- not measured: the hypothesis's table lacks what the claim reads (a profile too small for it).
+ones (a control: the published table with columns read in place of others), and the ledger's rules judge
+the claim on that table as on the published one (`verdict`). The finding compares the two, on the claim's
+distance from the chapter's point, seed by seed:
+- the scale: a quantity whose values (ours before, ours under the hypothesis, the chapter's) span a factor
+  of ten or more is compared as a log ratio (`LOG_SPAN`), every other as a difference;
+- the pairing: a hypothesis that changes only training settings (its config sets nothing outside `train:`,
+  so seed k starts from the published seed k's weights and draws its batches) and trains no seed the
+  published runs lack is compared seed by seed over its seeds (paired), as is a control; any other, on all
+  seeds of both (Welch: stats.combine keeps seed sets of different sizes apart);
+- the level: 1 − 5 %/looks of its runs' seed plan (configs/pipeline.yaml, seeds_per_run.plan), as the
+  ledger's; its seed count is planned from its pilot seeds alone at 80 % power (stats.seeds_for_power);
+- the finding: *reproduced* / *consistent* / *conclusion reproduced* where the ledger's verdict under it is
+  MATCH / CONSISTENT / CONCLUSION HOLDS; else *moves toward the chapter* where the interval of (0.9 × the
+  distance before − the distance under it) lies wholly above 0, *ruled out* wholly below (or no distance
+  to shrink), *undecided* when it straddles 0 (with the seeds that would decide it at 80 % power);
+  *only through runs that failed* where a finding that comes closer does not hold on the seeds whose runs
+  fit their own training data (a Winograd run below 100 % training accuracy, a run that diverged);
+  *not measured* where the hypothesis's table lacks what the claim reads; *not run* for a hypothesis
+  written down and not trained. A control's finding says what the published runs show read its way.
+Every row says what else broke (the other claims of its table that no longer reproduce, its runs that
+failed), and its wording (`says`) is generated from its numbers. A claim no hypothesis brings back is
+"not established" (`explained`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from attnlab.claims import stats
-from attnlab.claims.evaluate import Missing, chapter_value, evaluate, judge, load_tables, summary
-from attnlab.claims.rules import load_claims
+from attnlab.claims.evaluate import Missing, estimate, judge, load_tables
+from attnlab.claims.render import show, show_number
+from attnlab.claims.rules import is_number, load_claims, load_looks, load_plans
+from attnlab.claims.stats import Sample
+from attnlab.config import CONFIG_DIR
 from attnlab.runs import load_runs
-from attnlab.tables import BUILDERS, SEEDS_SUFFIX, provenance, table
+from attnlab.tables import BUILDERS, SEEDS_SUFFIX, provenance, seed_ids, table
 
 
 @dataclass(frozen=True)
 class Hypothesis:
     id: str                     # names its inputs: <id>:<the family table's input name>
     table: str                  # the family table it rebuilds
-    claims: tuple[str, ...]     # the CONTRADICTED claims it tests (read on that table)
+    claims: tuple[str, ...]     # the claims it tests (read on that table)
     text: str                   # the hypothesis, in words
     setting: str                # what differs from the chapter's stated settings
     runs: dict = field(default_factory=dict)  # table input -> the run trained under the hypothesis
     seeds: int = 3              # seeds of its runs, at most (a profile with fewer seeds trains its count;
                                 # configs/pipeline.yaml's seeds_per_run may give a run more)
     read: dict = field(default_factory=dict)  # column -> the published table's column read in its place
+    control: bool = False       # a control: it shows what the published runs do read another way, not a
+                                # setting under which the chapter's runs could have been made
+    measure: dict | None = None  # the quantity compared where it is not the claim's value: an expression
+                                 # (`value`), the claims whose chapter numbers' ratio is its chapter value
+                                 # (`ratio_of`), its rule and `says`
+    trained: bool = True        # False: written down (its configs, where it has runs) and not run
 
     def seeds_under(self, profile_seeds: int) -> int:
         """How many seeds its runs train in a profile that trains `profile_seeds` of a published row."""
@@ -53,6 +74,11 @@ class Hypothesis:
 RUNAWAY = ("score_runaway.final_std", "score_runaway.onehot")
 CATEGORY = ("winograd_category.average", "winograd_category.bag_of_words_wins")
 TWO_HOP = ("winograd_attention.block1_same", "winograd_attention.block1_first_noun", "winograd_attention.block2_tired")
+ALIBI_RATIO = {"says": "ppl_256 / ppl_64 of the ALiBi row, per seed (the same run at both windows)",
+               "value": {"ratio": [{"column": "ppl_256", "where": {"scheme": "ALiBi (distance penalty)"}},
+                                   {"column": "ppl_64", "where": {"scheme": "ALiBi (distance penalty)"}}]},
+               "ratio_of": ("position_extrapolation.alibi_256", "position_extrapolation.alibi_64"),
+               "rule": {"kind": "relative", "tolerance": 0.01}}
 
 HYPOTHESES = (
     Hypothesis("runaway_lr3e3", "score_runaway", RUNAWAY,
@@ -62,14 +88,15 @@ HYPOTHESES = (
                "as above, ten times the stated rate", "train.lr=1e-2 (undivided d_k = 1024 run)",
                {"undivided": "scale/runaway_lr1e2"}),
     Hypothesis("runaway_lr6e3", "score_runaway", RUNAWAY,
-               "as above, between the two rates whose runs bracket the chapter's 5147",
+               "as above, between the two rates whose runs bracket the chapter's undivided score std",
                "train.lr=6e-3 (undivided d_k = 1024 run)", {"undivided": "scale/runaway_lr6e3"}),
     Hypothesis("runaway_betas095", "score_runaway", RUNAWAY,
                "the chapter used GPT-style Adam betas, whose shorter second-moment memory lets large updates through",
                "train.betas=[0.9,0.95] (undivided d_k = 1024 run)", {"undivided": "scale/runaway_betas095"}),
     Hypothesis("category_train_sentences", "winograd_category", (*CATEGORY, "winograd_category.block"),
-               "the chapter scored sentences the models trained on, not held-out pairs",
-               "accuracy read on the training sentences (the published runs)", read={"accuracy": "train_accuracy"}),
+               "control: the published runs scored on the sentences they trained on, which the chapter's held-out "
+               "pairs are not", "accuracy read on the training sentences (the published runs)",
+               read={"accuracy": "train_accuracy"}, control=True),
     Hypothesis("category_decay", "winograd_category", (*CATEGORY, "winograd_category.block"),
                "the average memorises its training pairs; stronger weight decay makes it copy the place present",
                "train.weight_decay=0.1 (both models)",
@@ -80,6 +107,19 @@ HYPOTHESES = (
     Hypothesis("category_lr3e3", "winograd_category", (*CATEGORY, "winograd_category.block"),
                "the chapter's models trained at a higher learning rate", "train.lr=3e-3 (both models)",
                {"average": "winograd/category_average_lr3e3", "block": "winograd/category_block_lr3e3"}),
+    # the cheapest tests of why the average misses "wet" sentences (it answers a place absent from them)
+    Hypothesis("category_average_linear", "winograd_category", CATEGORY,
+               "the chapter's average is the plain linear average of the section before (no MLP, residual or "
+               "norm), which cannot memorise pairs through an MLP",
+               "model: average mixer, mlp=false, residual=false, norm=none (the average)",
+               {"average": "winograd/category_average_linear"}),
+    Hypothesis("category_scored_loss", "winograd_category", CATEGORY,
+               "the chapter's loss was taken only at the scored position, not at every next token",
+               "loss at the scored position only (needs a training option the trainer lacks)", trained=False),
+    Hypothesis("category_split_seeds", "winograd_category", CATEGORY,
+               "our held-out animal/place pairs are a hard draw: other splits of the same sentences",
+               "winograd.language.split_seed=1, 2 (needs a split per run; the pipeline splits once per version)",
+               trained=False),
     Hypothesis("two_hop_one_head", "winograd_attention", TWO_HOP,
                "the chapter's maps are of one head per block; ours average four heads, which can split a circuit",
                "model.n_heads=1 (both blocks)", {"probe": "winograd/role_two_blocks_one_head"}),
@@ -88,7 +128,17 @@ HYPOTHESES = (
                {"probe": "winograd/role_two_blocks_one_head"}),
     Hypothesis("alibi_eight_heads", "position_extrapolation", ("position_extrapolation.alibi_256",),
                "the chapter's ALiBi had the paper's eight slopes 2^-1 … 2^-8; ours has four heads, 2^-2 … 2^-8",
-               "model.n_heads=8 (ALiBi)", {"alibi": "position/alibi_eight_heads"}),
+               "model.n_heads=8 (ALiBi)", {"alibi": "position/alibi_eight_heads"}, measure=ALIBI_RATIO),
+    Hypothesis("alibi_steps1500", "position_extrapolation", ("position_extrapolation.alibi_256",),
+               "ALiBi's gain from 64 to 256 tokens depends on how long it trained: half the budget",
+               "train.steps=1500 (ALiBi)", {"alibi": "position/alibi_steps1500"}, measure=ALIBI_RATIO, trained=False),
+    Hypothesis("alibi_steps6000", "position_extrapolation", ("position_extrapolation.alibi_256",),
+               "as above: twice the budget", "train.steps=6000 (ALiBi)", {"alibi": "position/alibi_steps6000"},
+               measure=ALIBI_RATIO, trained=False),
+    Hypothesis("alibi_slopes", "position_extrapolation", ("position_extrapolation.alibi_256",),
+               "the chapter's four heads had another slope set than 2^(-8h/H)",
+               "ALiBi slopes 2^-1 … 2^-4 (needs a model option for the slope set)", measure=ALIBI_RATIO,
+               trained=False),
     Hypothesis("pre_warmup_no_clip", "norm_warmup", ("norm_warmup.pre_warmup",),
                "the chapter's stated settings, taken literally, do not clip gradients; our twelve-block runs clip the "
                "global norm at 1, a detail the chapter leaves unstated", "train.grad_clip=null (pre-norm, warmup)",
@@ -96,28 +146,38 @@ HYPOTHESES = (
     # the published measurement ran on another machine of the same kind: measured again here first (the
     # control), then at one thread, on the same machine
     Hypothesis("scaling_here", "attention_scaling", ("attention_scaling.ratio_to_4",),
-               "the last doubling's extra time belongs to the machine that measured it (control: the same run here)",
+               "control: the published measurement repeated on this pipeline's machine",
                "explicit path measured again, 2 threads, on this pipeline's machine",
-               {"explicit": "measure/attention_scaling_threads2"}),
+               {"explicit": "measure/attention_scaling_threads2"}, control=True),
     Hypothesis("scaling_one_thread", "attention_scaling", ("attention_scaling.ratio_to_4",),
                "the last doubling's extra time is two threads sharing memory bandwidth, not the computation",
                "explicit path measured at 1 thread, on the control's machine", {"explicit": "measure/attention_scaling_threads1"}),
 )
+TRAINED = tuple(h for h in HYPOTHESES if h.trained)
+
 
 def hypothesis_of(run: str) -> Hypothesis:
     """The hypothesis that trains a run."""
-    return next(h for h in HYPOTHESES if run in h.runs.values())
+    return next(h for h in TRAINED if run in h.runs.values())
 
 
-REPRODUCED, CONCLUSION, TOWARD, UNDECIDED, RULED_OUT, NOT_MEASURED = FINDINGS = (
-    "reproduced under this setting", "conclusion reproduced", "moves toward the chapter", "undecided", "ruled out",
-    "not measured")
-TOWARD_SHARE = 0.1  # "moves toward": the gap shrinks by more than this share of itself
+FINDINGS = (REPRODUCED, CONSISTENT, CONCLUSION, TOWARD, UNDECIDED, RULED_OUT, FAILED_RUNS, NOT_MEASURED, NOT_RUN,
+            CONTROL) = (
+    "reproduced under this setting", "consistent under this setting", "conclusion reproduced",
+    "moves toward the chapter", "undecided", "ruled out", "only through runs that failed to train", "not measured",
+    "not run", "control")
+COMES_BACK = (REPRODUCED, CONSISTENT, CONCLUSION)
+SWEEP_BAND, SWEEP_NOWHERE = "fits in a band of rates", "fits at no rate tried"  # the sqrt(d_k) sweep's rows
+TOWARD_SHARE = 0.1  # "moves toward": the distance shrinks by more than this share of itself
+LOG_SPAN = 10.0     # values spanning this factor or more are compared as log ratios
+NOT_ESTABLISHED = "not established"
 
 
-def hypothesis_table(h: Hypothesis, inputs, published: dict) -> pd.DataFrame:
-    """The family table under the hypothesis: its builder on the hypothesis's inputs, or the published
-    table with columns read in place of others."""
+# ---------------------------------------------------------------- the hypothesis's table
+
+def hypothesis_table(h: Hypothesis, inputs, published: dict, keep=None) -> pd.DataFrame:
+    """The family table under the hypothesis: its builder on the hypothesis's inputs (`keep(path)`: only the
+    seeds it keeps), or the published table with columns read in place of others."""
     if h.read:
         df = published[h.table].copy()
         for column, source in h.read.items():
@@ -126,86 +186,407 @@ def hypothesis_table(h: Hypothesis, inputs, published: dict) -> pd.DataFrame:
                     df[f"{column}{suffix}"] = df[f"{source}{suffix}"]
         return df
     prefix = f"{h.id}:"
-    return BUILDERS[h.table]({name.removeprefix(prefix): paths for name, paths in inputs.items()
-                              if name.startswith(prefix)})
+    return BUILDERS[h.table]({name.removeprefix(prefix): [p for p in paths if keep is None or keep(p)]
+                              for name, paths in inputs.items() if name.startswith(prefix)})
 
 
-def gap(claim: dict, tables: dict) -> np.ndarray | None:
-    """How far each seed's value is from the chapter's point: from its number (relative or absolute, as the
-    rule compares) or from the rule's threshold (above / below); None where the rule has no distance."""
+def changes_only_training(run: str) -> bool:
+    """Does a hypothesis's run config set nothing outside `train:`? Then seed k starts from the weights of the
+    published run's seed k and draws the same batches: the two are a pair."""
+    path = CONFIG_DIR / (f"{run}.yaml" if run.startswith("winograd/") else f"experiment/{run}.yaml")
+    if not path.is_file():
+        return False
+    return set(yaml.safe_load(path.read_text()) or {}) - {"defaults"} <= {"train"}
+
+
+# ---------------------------------------------------------------- values on the right scale
+
+def per_element_mean(s: Sample, f) -> Sample:
+    """f of the value, averaged over its elements (rows, columns), seed by seed: one number per seed."""
+    def over_elements(values: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = f(values)
+        return np.nanmean(out.reshape(-1, out.shape[-1]), axis=0) if out.ndim else out
+
+    sets = {n: over_elements(v) for n, v in s.sets.items()}
+    point = next(iter(sets.values())).mean() if len(sets) == 1 else over_elements(s.point[..., None])[0]
+    shared = over_elements(s.shared) if s.shared is not None else None
+    return Sample(np.asarray(point, dtype=float), sets, shared)
+
+
+def seeds_of_value(s: Sample) -> np.ndarray:
+    """Every number a value takes (its point and each seed's), for the scale."""
+    return np.concatenate([np.ravel(s.point), *(np.ravel(v) for v in s.sets.values())])
+
+
+def log_scale(*values, chapter=None) -> bool:
+    """Compared as log ratios: every value positive, and together with the chapter's they span LOG_SPAN."""
+    numbers = np.concatenate([seeds_of_value(v) for v in values]
+                             + ([np.ravel(np.asarray(chapter, dtype=float))] if is_number_or_array(chapter) else []))
+    numbers = numbers[np.isfinite(numbers)]
+    return bool(len(numbers) and (numbers > 0).all() and numbers.max() / numbers.min() >= LOG_SPAN)
+
+
+def is_number_or_array(x) -> bool:
+    try:
+        return np.asarray(x, dtype=float).size > 0
+    except (TypeError, ValueError):
+        return False
+
+
+def distance(claim: dict, value: Sample, log: bool) -> Sample | None:
+    """How far the value is from the chapter's point, seed by seed (its elements averaged): from its number,
+    relative or absolute as its rule compares (a log ratio on a log scale), or from the rule's threshold (above,
+    below); None where the rule has no distance (an ordering, a threshold read from the table)."""
     rule = claim["rule"]
-    value = evaluate(claim["value"], tables, claim["table"])
-    value = value.reshape(-1, value.shape[-1])
-    if rule["kind"] in ("relative", "absolute") and "to" not in rule:
-        target = chapter_value(claim).reshape(-1, 1)
-        distance = np.abs(value - target)
-        if rule["kind"] == "relative":
-            distance = distance / np.abs(target)
-    elif rule["kind"] in ("above", "below") and isinstance(rule["than"], (int, float)):
-        sign = 1 if rule["kind"] == "above" else -1
-        distance = np.maximum(0.0, sign * (rule["than"] - value))
+    f = np.log if log else (lambda x: x)
+    if rule["kind"] in ("relative", "absolute") and "to" not in rule and is_number_or_array(claim["chapter"]):
+        target = np.asarray(claim["chapter"], dtype=float)
+
+        def gap(v):
+            t = target.reshape(target.shape + (1,) * (v.ndim - target.ndim))
+            d = np.abs(f(v) - f(t))
+            return d if log or rule["kind"] == "absolute" else d / np.abs(t)
+    elif rule["kind"] in ("above", "below") and is_number(rule.get("than")):
+        sign, than = (1 if rule["kind"] == "above" else -1), float(rule["than"])
+
+        def gap(v):
+            return np.maximum(0.0, sign * (f(than) - f(v)))
     else:
         return None
-    return np.nanmean(distance, axis=0)
+    return per_element_mean(value, gap)
 
 
-def gap_or_none(claim: dict, tables: dict) -> np.ndarray | None:
-    try:
-        return gap(claim, tables)
-    except Missing:
-        return None
+def cut(s: Sample, n: int) -> Sample:
+    """The value on its first n seeds (one seed set)."""
+    (count, values), = s.sets.items()
+    values = values[..., :n]
+    return Sample(values.mean(axis=-1), {n: values} if n > 1 else {}, values)
 
 
-def finding(verdict: str, before: np.ndarray | None, under: np.ndarray | None, paired: bool = False) -> str:
-    by_verdict = {"MISSING": NOT_MEASURED, "MATCH": REPRODUCED, "CONCLUSION HOLDS": CONCLUSION}
-    if verdict in by_verdict:
+def one_set(s: Sample | None) -> int | None:
+    return next(iter(s.sets)) if s is not None and len(s.sets) == 1 else None
+
+
+def paired_with(before: Sample, under: Sample, paired: bool) -> Sample:
+    """The published value on the hypothesis's seeds where the two are compared seed by seed; else as it is
+    (on all its seeds: a different seed count keeps the two sets apart, Welch)."""
+    n, m = one_set(before), one_set(under)
+    return cut(before, m) if paired and n is not None and m is not None and m < n else before
+
+
+def show_scaled(mean: float, low: float, high: float, log: bool, signed: bool = True) -> str:
+    if log:
+        return f"×{show_number(math.exp(mean))} [{show_number(math.exp(low))}, {show_number(math.exp(high))}]"
+    sign = "+" if signed and mean > 0 else ""
+    return f"{sign}{show_number(mean)} [{show_number(low)}, {show_number(high)}]"
+
+
+def show_distance(d: Sample | None, log: bool, relative: bool) -> str:
+    if d is None:
+        return "–"
+    if log:
+        return f"×{show_number(math.exp(float(d.point)))}"
+    return show(d.point, d.sd()) + (" (relative)" if relative else "")
+
+
+def comparison_of(margin: Sample, paired: bool) -> str:
+    if len(margin.sets) > 1:
+        return "Welch, " + " vs ".join(f"{n} seeds" for n in sorted(margin.sets, reverse=True))
+    n = one_set(margin)
+    if n is None:
+        return "one value each"
+    return f"paired over seeds {seed_ids(range(n))}" if paired else f"{n} seeds each (the same count: paired)"
+
+
+# ---------------------------------------------------------------- findings
+
+# the ledger's verdicts from best to worst: a hypothesis brings a claim back when its verdict under it is better
+# than on the published runs and is one of the first three
+VERDICT_RANK = ("MATCH", "CONSISTENT", "CONCLUSION HOLDS", "INCONCLUSIVE", "CONTRADICTED", "MISSING")
+
+
+def finding(verdict: str, status: str | None, before: str = "CONTRADICTED") -> str:
+    """The finding from the ledger's verdict under the hypothesis (`before`: on the published runs) and the
+    status of its margin (0.9 × the distance before − the distance under it: pass, fail, inconclusive; None:
+    no distance). A verdict no better than before says nothing of the hypothesis: its margin does. Under a
+    verdict that still contradicts the chapter, a margin that does not clearly shrink rules the setting out as
+    the chapter's."""
+    if verdict == "MISSING":
+        return NOT_MEASURED
+    by_verdict = {"MATCH": REPRODUCED, "CONSISTENT": CONSISTENT, "CONCLUSION HOLDS": CONCLUSION}
+    if verdict in by_verdict and VERDICT_RANK.index(verdict) < VERDICT_RANK.index(before):
         return by_verdict[verdict]
-    if before is None or under is None:
-        return RULED_OUT
-    _, low, high = shrinkage_interval(before, under, paired)
-    return {"pass": TOWARD, "fail": RULED_OUT, "inconclusive": UNDECIDED}[str(stats.decide(low, high))]
+    if status == "pass":
+        return TOWARD
+    if status == "inconclusive" and verdict != "CONTRADICTED":
+        return UNDECIDED
+    return RULED_OUT
 
 
-def shrinkage(before: np.ndarray, under: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The two sides compared: 0.9 × the gap before (what "moves toward" must fall below), the gap under."""
-    return (1 - TOWARD_SHARE) * before, under
+def shrinkage(before: Sample, under: Sample) -> Sample:
+    """0.9 × the distance before − the distance under the hypothesis, seed by seed where their seed sets are
+    one, else each on all its seeds (Welch)."""
+    return stats.combine(lambda b, u: (1 - TOWARD_SHARE) * b - u, before, under)
 
 
-def shrinkage_interval(before: np.ndarray, under: np.ndarray, paired: bool) -> tuple[float, float, float]:
-    """How far the gap under the hypothesis falls below 0.9 × the gap before: mean and 95 % interval (a
-    gap that is not a number, a run that diverged, gives an interval that is not one either)."""
-    shrunk, under = shrinkage(before, under)
-    if paired:
-        return tuple(float(x) for x in stats.mean_interval(shrunk - under))
-    return stats.difference_interval(shrunk, under)
+def plan_text(margin_pilot: Sample | None, pilot: int, trained: int) -> str:
+    """The seeds per row its finding needs at 80 % power, from its pilot seeds alone (stats.seeds_for_power)."""
+    if margin_pilot is None or not margin_pilot.sets:
+        return "–"
+    n = int(stats.seeds_for_power(margin_pilot, smallest=True))
+    planned = "none up to " + f"{stats.MAX_SEEDS:,}" if n == 0 else f"{n}"
+    return f"{planned} (80 % power from {pilot} pilot seeds); {trained} trained"
 
 
-# whose seeds a plan adds (stats.GROWTH: a is the published runs, b the hypothesis's)
-WHOSE_SEEDS = {"b": "", "a": " of the published runs", "both": " of both the published and its runs"}
-
-
-def seeds_to_decide(found: str, before: np.ndarray | None, under: np.ndarray | None, paired: bool = False) -> str:
-    """For an undecided finding, the cheapest way to decide it: seeds of the hypothesis's runs, of the published
-    runs, or of both, whichever adds the fewest runs ("none": no number would); empty otherwise."""
+def to_decide_text(found: str, margin: Sample, level: float) -> str:
     if found != UNDECIDED:
         return ""
-    shrunk, under = shrinkage(before, under)
-    if paired:
-        margin = shrunk - under
-        n = stats.seeds_to_decide(float(margin.mean()), float(margin.std(ddof=1)))
-        return "none" if n is None else str(n)
-    plan = stats.cheapest_plan_to_decide_difference(shrunk, under)
-    if plan is None:
-        return "none"
-    grow, n = plan
-    return f"{n}{WHOSE_SEEDS[grow]}"
+    n = int(stats.seeds_for_power(margin, level, smallest=True))
+    return f"none up to {stats.MAX_SEEDS:,}" if n == 0 else f"{n} seeds per run"
 
 
-def show_gap(claim: dict, g: np.ndarray | None) -> str:
-    if g is None:
-        return "–"
-    text = summary(g)
-    return f"{text} (relative)" if claim["rule"]["kind"] == "relative" else text
+# ---------------------------------------------------------------- what else broke
+
+def failed_runs(h: Hypothesis, inputs) -> dict[str, list[tuple[int, str]]]:
+    """Per run of the hypothesis, its seeds that failed to train: (seed, why): a Winograd run below 100 %
+    accuracy on its own training sentences, a language-model run that diverged."""
+    out = {}
+    for name, run in h.runs.items():
+        failed = []
+        for path in inputs.get(f"{h.id}:{name}", []):
+            metrics = Path(path).with_name("metrics.json")
+            if not metrics.is_file():
+                continue
+            m = json.loads(metrics.read_text())
+            if "train" in m and isinstance(m["train"], dict) and m["train"].get("accuracy", 100.0) < 100.0:
+                failed.append((int(m["seed"]), f"{m['train']['accuracy']:.0f} %"))
+            elif m.get("diverged"):
+                failed.append((int(m["seed"]), f"diverged at step {m.get('diverged_step')}"))
+        if failed:
+            out[run] = failed
+    return out
+
+
+def failed_text(failed: dict, inputs, h: Hypothesis) -> str:
+    parts = []
+    for name, run in h.runs.items():
+        if run not in failed:
+            continue
+        n = len(inputs.get(f"{h.id}:{name}", []))
+        accuracies = sorted(w for _, w in failed[run] if w.endswith("%"))
+        what = (f"below 100 % training accuracy ({accuracies[0]}–{accuracies[-1]})" if accuracies
+                else "diverged")
+        parts.append(f"{run}: {len(failed[run])} of {n} seeds {what}")
+    return "; ".join(parts)
+
+
+def worse(before: str, after: str) -> bool:
+    return before in ("MATCH", "CONSISTENT", "CONCLUSION HOLDS") and after not in ("MATCH", "CONSISTENT",
+                                                                                  "CONCLUSION HOLDS")
+
+
+def collateral(h: Hypothesis, claims: dict, published: dict, tables: dict) -> list[str]:
+    """The other claims of its table that reproduce on the published runs and not under the hypothesis."""
+    out = []
+    for claim in claims.values():
+        if claim["table"] != h.table or claim["id"] in h.claims:
+            continue
+        before, after = judge(claim, published)["verdict"], judge(claim, tables)["verdict"]
+        if worse(before, after):
+            out.append(f"{claim['id']} {before} → {after}")
+    return out
+
+
+# ---------------------------------------------------------------- one row
+
+def measure_claim(h: Hypothesis, claims: dict) -> dict | None:
+    """The hypothesis's own quantity as a claim the ledger's rules judge: its value, rule, and the chapter's
+    value (the ratio of the chapter's numbers it names)."""
+    if h.measure is None:
+        return None
+    a, b = (float(claims[c]["chapter"]) for c in h.measure["ratio_of"])
+    # the ratio of two printed numbers, to their four digits (and known to half the last)
+    return {"id": f"{h.id}.measure", "table": h.table, "statement": h.measure["says"],
+            "chapter": float(f"{a / b:.4g}"), "rounding": 1e-4, "value": h.measure["value"], "rule": h.measure["rule"]}
+
+
+@dataclass
+class Compared:
+    """A claim's value and distance from the chapter, published and under the hypothesis, on one scale."""
+    log: bool
+    paired: bool
+    before: Sample
+    under: Sample
+    distance_before: Sample | None
+    distance_under: Sample | None
+
+    @staticmethod
+    def of(claim: dict, published: dict, tables: dict, paired: bool) -> Compared:
+        before, under = (estimate(claim["value"], t, claim["table"]) for t in (published, tables))
+        log = "range" not in claim and log_scale(before, under, chapter=claim["chapter"])  # a bounded share stays linear
+        before = paired_with(before, under, paired)
+        paired = paired and one_set(before) is not None and one_set(before) == one_set(under)
+        return Compared(log, paired, before, under, distance(claim, before, log), distance(claim, under, log))
+
+    def effect(self) -> Sample:
+        """Under − before, on the scale (a log ratio or a difference), elements averaged."""
+        f = np.log if self.log else (lambda x: x)
+        return stats.combine(np.subtract, per_element_mean(self.under, f), per_element_mean(self.before, f))
+
+    def margin(self) -> Sample | None:
+        if self.distance_before is None or self.distance_under is None:
+            return None
+        return shrinkage(self.distance_before, self.distance_under)
+
+
+def looks_of(h: Hypothesis, plans: dict) -> tuple[int, int]:
+    """(the looks its runs' seeds had, their pilot seeds) from their plans (one look, 3 pilot seeds without)."""
+    planned = [plans[run] for run in h.runs.values() if run in plans]
+    return (max((len(p["looks"]) for p in planned), default=1),
+            min((int(p["pilot"]) for p in planned), default=h.seeds))
+
+
+def pilot_margin(claim: dict, published: dict, tables: dict, paired: bool, pilot: int) -> Sample | None:
+    """The margin as the hypothesis's pilot seeds left it (the published runs on all their seeds, or on the
+    pilot's where paired)."""
+    under = estimate(claim["value"], tables, claim["table"])
+    if one_set(under) is None or one_set(under) <= pilot:
+        return Compared.of(claim, published, tables, paired).margin()
+    cut_tables = {**tables, claim["table"]: pilot_cut(tables[claim["table"]], pilot)}
+    return Compared.of(claim, published, cut_tables, paired).margin()
+
+
+def pilot_cut(df: pd.DataFrame, pilot: int) -> pd.DataFrame:
+    from attnlab.claims.evaluate import pilot_tables
+    return pilot_tables({"t": df}, pilot)["t"]
+
+
+def not_run_row(h: Hypothesis, claim: dict, before: dict) -> dict:
+    configs = "; ".join(f"{name}: {run}" for name, run in h.runs.items()) or "no config: " + h.setting
+    return {"claim": claim["id"], "role": "not run", "hypothesis": h.text, "setting": h.setting,
+            "experiment": configs, "chapter": before["chapter"], "ours_before": before["reproduced"],
+            "verdict_before": before["verdict"], "finding": NOT_RUN,
+            "says": f"not run: {h.text} ({h.setting}); what it would show is {NOT_ESTABLISHED}",
+            "hypothesis_id": h.id}
+
+
+def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: dict, plans: dict,
+                   claim_looks: dict) -> dict:
+    measured = measure_claim(h, claims)
+    judged = measured or claim
+    before = judge(judged, published, claim_looks.get(claim["id"], 1))
+    if not h.trained:
+        return not_run_row(h, claim, before)
+    tables = {**published, h.table: hypothesis_table(h, inputs, published)}
+    looks, pilot = looks_of(h, plans)
+    level = stats.level_for(looks)
+    under = judge(judged, tables, looks)
+    runs = [f"{name}: {run}" for name, run in h.runs.items()] or ["the published runs"]
+    row = {"claim": claim["id"], "role": "control" if h.control else "hypothesis", "hypothesis": h.text,
+           "setting": h.setting, "experiment": "; ".join(runs),
+           "measure": h.measure["says"] if h.measure else "the claim's value",
+           "chapter": before["chapter"], "ours_before": before["reproduced"], "verdict_before": before["verdict"],
+           "ours_under_hypothesis": under["reproduced"], "seeds": under["seeds"], "verdict": under["verdict"],
+           "hypothesis_id": h.id}
+    paired = bool(h.read) or all(changes_only_training(run) for run in h.runs.values())
+    try:
+        compared = Compared.of(judged, published, tables, paired)
+    except Missing:
+        return {**row, "finding": NOT_MEASURED, "says": f"not measured: the {h.table} table under it lacks what "
+                                                       f"{claim['id']} reads"}
+    margin = compared.margin()
+    status = None
+    if margin is not None:
+        _, low, high = stats.sample_interval(margin, level)
+        status = str(stats.decide(low, high))
+    found = finding(under["verdict"], status, before["verdict"])
+    row["distance_shrinks"] = status or "–"
+    effect = compared.effect()
+    _, e_low, e_high = stats.sample_interval(effect, level)
+    relative = judged["rule"]["kind"] == "relative" and not compared.log
+    row.update(scale="log ratio" if compared.log else "difference",
+               comparison=comparison_of(margin if margin is not None else effect, compared.paired),
+               level=f"{level * 100:.4g} %",
+               effect=show_scaled(float(effect.point), float(e_low), float(e_high), compared.log),
+               gap_before=show_distance(compared.distance_before, compared.log, relative),
+               gap_under_hypothesis=show_distance(compared.distance_under, compared.log, relative))
+    failed = failed_runs(h, inputs)
+    conditioned = ""
+    if failed and found in (*COMES_BACK, TOWARD, UNDECIDED):
+        bad = {(run, seed) for run, seeds in failed.items() for seed, _ in seeds}
+        bad_seeds = {seed for _, seed in bad}
+        keep = lambda p: int(json.loads(Path(p).with_name("metrics.json").read_text())["seed"]) not in bad_seeds  # noqa: E731
+        try:
+            if not all(any(keep(p) for p in inputs[f"{h.id}:{name}"]) for name in h.runs):
+                raise Missing("every seed has a run that failed")
+            fit = {**published, h.table: hypothesis_table(h, inputs, published, keep)}
+            kept = judge(judged, fit, looks)
+            kept_compared = Compared.of(judged, published, fit, paired)
+            kept_margin = kept_compared.margin()
+            kept_status = None
+            if kept_margin is not None:
+                _, k_low, k_high = stats.sample_interval(kept_margin, level)
+                kept_status = str(stats.decide(k_low, k_high))
+            kept_found = finding(kept["verdict"], kept_status, before["verdict"])
+            conditioned = (f"on the {kept['seeds']} seeds whose runs all fit their training data: {kept['reproduced']} "
+                           f"({kept['verdict']}, {kept_found})")
+            if FINDINGS.index(kept_found) > FINDINGS.index(found) and kept_found not in COMES_BACK:
+                found = FAILED_RUNS
+        except Missing:
+            conditioned = "no seed whose runs all fit their training data"
+            found = FAILED_RUNS
+    also = [*collateral(h, claims, published, tables)]
+    broke = failed_text(failed, inputs, h)
+    if broke:
+        also.insert(0, broke)
+    if h.control:
+        found = CONTROL
+    row.update(finding=found, also_broke="; ".join(also) or "nothing the table shows", conditioned=conditioned,
+               seeds_planned=plan_text(pilot_margin(judged, published, tables, paired, pilot), pilot,
+                                       int(under["seeds"] or 0)) if margin is not None and not h.control else "–",
+               seeds_to_decide=to_decide_text(found, margin, stats.level_for(looks + 1)) if margin is not None else "")
+    row["says"] = says(row, h, compared)
+    return {**row, **made_by(h, inputs, published)}
+
+
+def says(row: dict, h: Hypothesis, compared: Compared) -> str:
+    """The finding in words, from the row's numbers."""
+    found = row["finding"]
+    measure = f"{h.measure['says']}: " if h.measure else ""
+    if np.size(compared.before.point) > 1:  # a list: its elements' mean, seed by seed
+        values = [per_element_mean(v, lambda x: x) for v in (compared.before, compared.under)]
+        shown = [f"mean over its {np.size(compared.before.point)} elements {show(values[0].point, values[0].sd())}",
+                 show(values[1].point, values[1].sd())]
+    else:
+        shown = [row["ours_before"], row["ours_under_hypothesis"]]
+    level = f", {row['level']} interval" if compared.before.sets or compared.under.sets else ""
+    change = (f"{measure}{shown[0]} → {shown[1]} against the chapter's {row['chapter']}; "
+              f"the {row['scale']} changes by {row['effect']} ({row['comparison']}{level})")
+    if compared.distance_before is not None:
+        change += f"; the distance from the chapter {row['gap_before']} → {row['gap_under_hypothesis']}"
+    to_decide = row["seeds_to_decide"]
+    lead = {REPRODUCED: f"reproduced under {h.setting} ({row['verdict_before']} → {row['verdict']})",
+            CONSISTENT: f"consistent under {h.setting}: the chapter's run is a plausible draw of ours "
+                        f"({row['verdict_before']} → {row['verdict']})",
+            CONCLUSION: f"the chapter's conclusion holds under {h.setting} ({row['verdict_before']} → {row['verdict']})",
+            TOWARD: f"moves toward the chapter by more than a tenth of the distance ({row['verdict_before']} → "
+                    f"{row['verdict']})",
+            RULED_OUT: ("ruled out: the chapter's number stays outside our spread under it (CONTRADICTED)"
+                        if row["verdict"] == "CONTRADICTED" else
+                        f"ruled out: {row['verdict_before']} → {row['verdict']}")
+                       + {"fail": ", and the distance does not shrink by a tenth",
+                          "inconclusive": ", whether or not the distance shrinks by a tenth (undecided)"}.get(
+                           row.get("distance_shrinks"), ""),
+            UNDECIDED: (f"undecided: about {to_decide} would decide whether the distance shrinks by a tenth (80 % power)"
+                        if not to_decide.startswith("none") else
+                        f"undecided: no count of seeds up to {stats.MAX_SEEDS:,} decides whether the distance shrinks "
+                        "by a tenth (it sits on that edge)"),
+            FAILED_RUNS: f"comes closer only through runs that failed to train ({row['verdict']} on all seeds)",
+            CONTROL: f"control, not the chapter's setting: {h.setting} ({row['verdict']})",
+            NOT_MEASURED: "not measured"}[found]
+    tail = [f"{row['conditioned']}" if row["conditioned"] else "", f"what else broke: {row['also_broke']}"]
+    return "; ".join(filter(None, [lead, change, *tail]))
 
 
 def made_by(h: Hypothesis, inputs, published: dict) -> dict:
@@ -224,26 +605,51 @@ def made_by(h: Hypothesis, inputs, published: dict) -> dict:
     return {"device": ",".join(sorted(d for d in devices if d))}
 
 
+# ---------------------------------------------------------------- the sqrt(d_k) sweep's rows
+
+def sweep_rows(sweep: pd.DataFrame) -> list[dict]:
+    """The sqrt(d_k) sweep (table sqrt_dk_sweep) as rows of this table: one per chapter number, the band of
+    learning rates whose runs fit it, and whether one rate fits them all."""
+    rows = []
+    joint = sweep[sweep["claim"] == "all"]
+    answer = joint["finding"].iloc[0] if len(joint) else NOT_ESTABLISHED
+    for r in sweep[sweep["claim"] != "all"].itertuples():
+        found = (NOT_ESTABLISHED if r.band == NOT_ESTABLISHED else SWEEP_NOWHERE if math.isnan(r.band_low)
+                 else SWEEP_BAND)
+        rows.append({"claim": r.claim, "role": "hypothesis", "hypothesis": "one learning rate, unstated, reproduces "
+                     "every sqrt(d_k) number of the chapter", "setting": f"train.lr swept ({r.rates})",
+                     "experiment": "table sqrt_dk_sweep", "measure": r.number, "chapter": r.chapter,
+                     "scale": r.scale, "finding": found,
+                     "says": f"{r.number}: fits at {r.band}; one rate for all: {answer}",
+                     "hypothesis_id": "one_rate", "seeds_per_rate": r.seeds, "seed_ids": r.seed_ids,
+                     "commit": r.commit, "device": r.device})
+    return rows
+
+
+# ---------------------------------------------------------------- the table
+
+def explained(rows: list[dict]) -> dict[str, str]:
+    """Per claim, the settings under which it comes back (not a control, not through failed runs), else
+    "not established"."""
+    out = {}
+    for row in rows:
+        if row.get("role") == "hypothesis" and row["finding"] in COMES_BACK:
+            out.setdefault(row["claim"], []).append(f"{row['finding']}: {row['setting']}")
+    return {claim: "; ".join(found) for claim, found in out.items()}
+
+
 @table("contradictions")
 def contradictions(inputs) -> pd.DataFrame:
     claims = {c["id"]: c for c in load_claims(inputs["claims"][0])}
     published = load_tables(inputs["tables"])
-    rows = []
-    for h in HYPOTHESES:
-        tables = {**published, h.table: hypothesis_table(h, inputs, published)}
-        runs = [f"{name}: {run}" for name, run in h.runs.items()] or ["the published runs"]
-        for claim_id in h.claims:
-            claim = claims[claim_id]
-            before, under = judge(claim, published), judge(claim, tables)
-            gaps = gap_or_none(claim, published), gap_or_none(claim, tables)
-            paired = bool(h.read)  # the published runs read another way: the same seeds on both sides
-            found = finding(under["verdict"], *gaps, paired)
-            rows.append({
-                "claim": claim_id, "hypothesis": h.text, "setting": h.setting, "experiment": "; ".join(runs),
-                "chapter": before["chapter"], "ours_before": before["reproduced"], "verdict_before": before["verdict"],
-                "ours_under_hypothesis": under["reproduced"], "seeds": under["seeds"], "verdict": under["verdict"],
-                "gap_before": show_gap(claim, gaps[0]), "gap_under_hypothesis": show_gap(claim, gaps[1]),
-                "finding": found, "seeds_to_decide": seeds_to_decide(found, *gaps, paired), "hypothesis_id": h.id,
-                **made_by(h, inputs, published),
-            })
+    profile = yaml.safe_load(Path(inputs["profile"][0]).read_text())["name"]
+    plans = load_plans(profile, inputs["pipeline"][0])
+    claim_looks = load_looks(list(claims.values()), plans)
+    rows = [hypothesis_row(h, claims[claim_id], claims, inputs, published, plans, claim_looks)
+            for h in HYPOTHESES for claim_id in h.claims]
+    if "sqrt_dk_sweep" in published:
+        rows += sweep_rows(published["sqrt_dk_sweep"])
+    why = explained(rows)
+    for row in rows:
+        row["explained"] = why.get(row["claim"], NOT_ESTABLISHED)
     return pd.DataFrame(rows)

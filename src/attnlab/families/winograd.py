@@ -11,7 +11,7 @@ from attnlab import style
 from attnlab.families import Row, trained_rows
 from attnlab.plots import figure
 from attnlab.runs import load_runs
-from attnlab.tables import is_seed_detail, overridden, provenance, seed_columns, table
+from attnlab.tables import is_seed_detail, overridden, provenance, seed_columns, seed_ids, table
 
 MODELS = {
     "average": "uniform causal average (block with attention swapped out)",
@@ -155,3 +155,93 @@ def winograd_adjectives_figure(inputs, context):
     finding = "; ".join(f"{role}s → {', '.join(tokens)}" for role, tokens in by_role.items())
     return heat_map_figure(inputs, context, [f"{a} ({r})" for a, r in zip(df["adjective"], df["role"])],
                            f"Block {df['block'].iloc[0]}'s largest weight (mean over seeds) — {finding}")
+
+
+# --- the two-block model's circuit, seed by seed ---------------------------------------------------------
+
+# Each seed's circuit from its probe (the chapter's probe pair, "the animal … the street …", at the scored
+# position): which visible token each block's head-averaged row reads, its largest weight (a tie reads none).
+# The types, first match: the chapter's two-hop circuit and its mirror need their block 1 and block 2;
+# "direct" is block 2 naming the referent itself, whatever block 1 does; a block 2 of the chapter's circuit
+# or of its mirror without its block 1 is counted apart, and anything else is "other".
+CIRCUITS = {
+    "two-hop": "the chapter's two-hop circuit: block 1 reads the first noun (the animal) for both adjectives; "
+               "block 2 reads the adjective for the crosser (tired), the second noun (the street) for the crossed (wet)",
+    "mirror": "its mirror, the nouns swapped: block 1 reads the second noun for both; block 2 reads the first noun "
+              "for the crosser, the adjective for the crossed",
+    "direct": "block 2 reads the referent itself: the first noun for the crosser, the second for the crossed "
+              "(block 1 reads anything)",
+    "two-hop, second block only": "block 2 as in the two-hop circuit, block 1 not on the first noun for both",
+    "mirror, second block only": "block 2 as in the mirror, block 1 not on the second noun for both",
+    "other": "anything else, a tie for a row's largest weight included",
+}
+TIE = 1e-6  # two weights this close are a tie: the row reads neither
+
+
+def reads(weights) -> int | None:
+    """The position a row reads: its largest weight, None on a tie."""
+    w = np.asarray(weights, dtype=float)
+    top = np.argsort(w)[::-1]
+    return int(top[0]) if w[top[0]] - w[top[1]] > TIE else None
+
+
+def circuit(rows: list[dict], crosser: str, crossed: str, positions: tuple[int, int, int]) -> str:
+    """The circuit of one seed's probe rows for one crosser and one crossed adjective; `positions`: the first
+    noun's, the second noun's and the adjective's."""
+    first, second, adjective = positions
+    row = {(r["adjective"], r["block"]): r["weights"] for r in rows}
+    last = max(r["block"] for r in rows)
+    block1 = {reads(row[(a, 1)]) for a in (crosser, crossed)}
+    block2 = (reads(row[(crosser, last)]), reads(row[(crossed, last)]))
+    if block2 == (adjective, second):
+        return "two-hop" if block1 == {first} else "two-hop, second block only"
+    if block2 == (first, adjective):
+        return "mirror" if block1 == {second} else "mirror, second block only"
+    return "direct" if block2 == (first, second) else "other"
+
+
+def circuits_of(probes: list[list[dict]], positions: tuple[int, int, int]) -> list[dict]:
+    """Per seed: its circuit on the chapter's pair (the first crosser and the first crossed adjective of
+    the probe), whether that circuit holds for every pair of a crosser and a crossed adjective, and whether
+    the seed answers both sentences of the chapter's pair right."""
+    out = []
+    for rows in probes:
+        by_role = {}
+        for r in rows:
+            by_role.setdefault(r["role"], [])
+            if r["adjective"] not in by_role[r["role"]]:
+                by_role[r["role"]].append(r["adjective"])
+        crossers, crosseds = by_role["x"], by_role["y"]
+        found = circuit(rows, crossers[0], crosseds[0], positions)
+        every = all(circuit(rows, a, b, positions) == found for a in crossers for b in crosseds)
+        right = all(r["answer"] == r["referent"] for r in rows if r["adjective"] in (crossers[0], crosseds[0]))
+        out.append({"circuit": found, "every_pair": every, "right": right})
+    return out
+
+
+@table("winograd_circuits")
+def winograd_circuits(inputs) -> pd.DataFrame:
+    """Every seed of the two-block runs classified by circuit: shares with Wilson's 95 % interval."""
+    from attnlab.claims import stats
+    from attnlab.winograd import ADJ_POS, X_POS, Y_POS  # the probe's language imports its trainer (torch)
+
+    labels = {"probe": "two blocks, four heads (the published role_two_blocks)",
+              "one_head": "two blocks, one head (the hypothesis role_two_blocks_one_head)"}
+    out = []
+    for name, label in labels.items():
+        paths = inputs.get(name, [])
+        if not paths:
+            continue
+        runs = load_runs([Path(p).with_name("metrics.json") for p in paths])
+        seeds = [r["seed"] for r in runs]
+        found = circuits_of([json.loads(Path(p).read_text()) for p in paths], (X_POS, Y_POS, ADJ_POS))
+        n = len(found)
+        for kind in CIRCUITS:
+            these = [s for s, f in zip(seeds, found) if f["circuit"] == kind]
+            low, high = stats.share_interval(len(these), n)
+            out.append({"model": label, "circuit": kind, "seeds_with_it": len(these), "of": n,
+                        "share": len(these) / n, "share_low": low, "share_high": high,
+                        "every_pair": sum(f["every_pair"] for f in found if f["circuit"] == kind),
+                        "right": sum(f["right"] for f in found if f["circuit"] == kind),
+                        "which": seed_ids(these), "seeds": n, **provenance(runs)})
+    return pd.DataFrame(out)
