@@ -43,9 +43,10 @@ def test_each_plan_is_the_80_percent_power_count_of_its_pilot_seeds(full_tables)
 
 def test_every_claim_on_a_row_with_more_seeds_is_in_its_plan_and_judged_at_its_looks(full_tables):
     """A claim's seed sets larger than the profile's (3 a trained row, 10 a Winograd run) are rows given more
-    seeds: a plan with that count lists the claim, and the ledger's looks for it are that plan's."""
+    seeds: a plan with that count lists the claim, and the ledger's looks for it are that plan's. A timing's
+    repeats are the profile's own count, as a row's first seeds are."""
     looks = load_looks(CLAIMS, PLANS)
-    defaults = {PROFILE.seeds, PROFILE.winograd_seeds}
+    defaults = {PROFILE.seeds, PROFILE.winograd_seeds, PROFILE.measure.attention_scaling.repeats}
     for claim in CLAIMS:
         for expression in (claim["value"], (claim.get("conclusion") or {}).get("value")):
             if expression is None:

@@ -108,6 +108,7 @@ def test_the_published_ledger_title_states_its_counts():
     assert f"{counts.get('CONTRADICTED', 0)} contradicted" in title
 
 
+@pytest.mark.slow
 def test_the_cli_writes_the_same_png_and_svg_every_time(tmp_path):
     ledger = tmp_path / "claims.csv"
     LEDGER.to_csv(ledger, index=False)

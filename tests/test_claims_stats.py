@@ -244,6 +244,7 @@ def redrawn_contradictions(tables: dict, claims: list[dict], draws: int, rng) ->
     return count, judged, contradicted
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not FULL_TABLES.is_dir(), reason="no published full tables")
 def test_the_full_ledger_rarely_contradicts_a_chapter_that_is_a_draw_of_ours():
     tables = C.load_tables(sorted(glob.glob(str(FULL_TABLES / "*.csv"))))

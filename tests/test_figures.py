@@ -153,6 +153,7 @@ def test_chapter_values_placed_on_cells(value, chapter, expected):
     assert all(g[2] == pytest.approx(e[2], nan_ok=True) for g, e in zip(got, expected))
 
 
+@pytest.mark.slow
 def test_png_and_svg_are_deterministic_small_and_without_metadata(tmp_path):
     """Built twice, in two folders (two processes would salt an SVG's ids differently unless fixed)."""
     inputs = published_inputs("averaging_matrix", tmp_path)

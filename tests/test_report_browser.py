@@ -11,6 +11,7 @@ from browser import seen_in_browser
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profile", ["full", "quick"])
 def test_every_verdict_seed_count_and_finding_is_in_view_at_800_px(profile, tmp_path):
     seen = seen_in_browser(REPO / "results" / profile / "report.html", tmp_path)
@@ -21,6 +22,7 @@ def test_every_verdict_seed_count_and_finding_is_in_view_at_800_px(profile, tmp_
         assert seen[frame]["split"] == [], frame
 
 
+@pytest.mark.slow
 def test_the_check_fails_on_a_ledger_that_scrolls_sideways_at_800_px(tmp_path):
     page = (REPO / "results/quick/report.html").read_text(encoding="utf-8")
     assert "@media (max-width: 960px)" in page

@@ -126,6 +126,7 @@ def separate_and_batched(smoke_data, tmp_path_factory):
     return root, separate, batched
 
 
+@pytest.mark.slow
 def test_each_seed_agrees_with_its_separate_run(separate_and_batched):
     root, separate, batched = separate_and_batched
     assert [m["seed"] for m in batched] == [0, 1, 2]
@@ -194,6 +195,7 @@ def test_checkpoints_resume_either_way(separate_and_batched, smoke_data, tmp_pat
             assert relative(resumed["held_out_ppl"]["128"], alone["held_out_ppl"]["128"]) <= AGREEMENT
 
 
+@pytest.mark.slow
 def test_a_diverging_seed_is_dropped_and_the_others_go_on(separate_and_batched, smoke_data, tmp_path, monkeypatch):
     """Seed 0's weights turn NaN before step 4: it is recorded as diverged there, as a separate
     run would be, and seeds 1 and 2 go on to the end with their separate runs' numbers."""

@@ -21,6 +21,7 @@ def without_timing(metrics):
     return {k: v for k, v in metrics.items() if k not in TIMING}
 
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_numbers(smoke_data, tmp_path):
     a = train_module.train(tiny(smoke_data), tmp_path / "a")
     b = train_module.train(tiny(smoke_data), tmp_path / "b")
@@ -30,6 +31,7 @@ def test_same_seed_gives_identical_numbers(smoke_data, tmp_path):
     assert a["final_loss"] != c["final_loss"]
 
 
+@pytest.mark.slow
 def test_interrupted_then_resumed_equals_uninterrupted(smoke_data, tmp_path, monkeypatch):
     whole = train_module.train(tiny(smoke_data), tmp_path / "whole")
 
@@ -68,6 +70,7 @@ class OpensAFile:
         return open, (str(self.path), "w")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("payload, pickled", [(OpensAFile, "io.open"), (lambda path: print, "print")])
 def test_a_checkpoint_carrying_code_is_refused_never_run(smoke_data, tmp_path, payload, pickled):
     """Its sha256 sits in the same file, so a handed-over checkpoint can carry a valid one:
@@ -82,6 +85,7 @@ def test_a_checkpoint_carrying_code_is_refused_never_run(smoke_data, tmp_path, p
     assert not ran.exists()
 
 
+@pytest.mark.slow
 def test_a_shorter_profile_runs_a_prefix_of_the_warmup_schedule(smoke_data, tmp_path):
     """Warmup is not scaled by the profile's budget: a run with half the budget takes the same
     first steps, at the same learning rates, as the whole run (constant lr after warmup)."""
@@ -94,6 +98,7 @@ def test_a_shorter_profile_runs_a_prefix_of_the_warmup_schedule(smoke_data, tmp_
     assert half_curve.equals(whole_curve.iloc[:4])
 
 
+@pytest.mark.slow
 def test_a_run_resumed_under_another_commit_records_both(smoke_data, tmp_path, monkeypatch):
     real_batch, calls = train_module.data.random_batch, []
 

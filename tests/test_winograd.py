@@ -118,6 +118,7 @@ def test_training_is_deterministic_and_writes_every_file(tmp_path):
     assert pd.read_csv(tmp_path / "a/evals.csv")["step"].tolist() == [0, 3, 6]
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_resumes_to_the_uninterrupted_numbers(tmp_path, monkeypatch):
     W.write_split("category", tmp_path)
     overrides = ["profile=smoke", "train.checkpoint_interval=2", "train.threads=1"]

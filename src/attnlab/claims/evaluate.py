@@ -12,10 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from omegaconf import OmegaConf
 
 from attnlab.claims import stats
 from attnlab.claims.render import describe_claim, show, show_chapter, show_number
-from attnlab.claims.rules import (READ_OPERATORS, TARGET_CHECKS, ClaimsError, is_number, load_looks, rounding,
+from attnlab.claims.rules import (ROOT, READ_OPERATORS, TARGET_CHECKS, ClaimsError, is_number, load_looks, rounding,
                                   verdict_of)
 from attnlab.claims.stats import Sample
 from attnlab.tables import SEEDS_SUFFIX, own_rows, per_seed
@@ -467,8 +468,12 @@ def judge(claim: dict, tables: dict, looks: int = 1) -> dict:
     elif judged == "CONSISTENT":
         whys.append("one run of ours spreads wider than the tolerance: no count of our seeds shows agreement "
                     "with the chapter's single run, and none rules it out")
+    elif judged == "CONTRADICTED" and not note:  # a conclusion's failure, where there is one, is its reason
+        whys.append(f"it fails its rule ({row['rule']}): {rule.margin}"
+                    + (", on one run (no spread to widen it)" if row["seeds"] == 1 else ""))
     note = "; ".join(filter(None, [note, *whys]))
-    return {**row, "verdict": judged, "margin": rule.margin, "note": note}
+    reason = claim.get("reason", "") if judged in ("CONTRADICTED", "INCONCLUSIVE") else ""
+    return {**row, "verdict": judged, "margin": rule.margin, "note": note, "reason": reason}
 
 
 def checked(check: dict, value: Sample, claim: dict, tables: dict, judging: Judging, by_share: bool,
@@ -504,6 +509,12 @@ def ledger(claims: list[dict], tables: dict, profile: str, plans: dict | None = 
     df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1)) for claim in claims])
     df["note"] = ["; ".join(filter(None, (note, *short.get(claim_id, []), tried(claim_id, tables))))
                   for claim_id, note in zip(df["id"], df["note"])]
+    budget = float(OmegaConf.load(ROOT / "configs" / "profile" / f"{profile}.yaml").get("budget", 1.0))
+    if budget < 1:  # a shortened profile's trained claims fail first of all for that
+        short_runs = f"This profile trains {budget:g} × the chapter's steps, so its runs are not the chapter's"
+        df["reason"] = [" ".join(filter(None, (short_runs + ".", reason))) if kind == "trained" and verdict in
+                        ("CONTRADICTED", "INCONCLUSIVE") else reason
+                        for kind, verdict, reason in zip(df["kind"], df["verdict"], df["reason"])]
     df["profile"] = profile
     return df
 

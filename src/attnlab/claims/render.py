@@ -15,7 +15,7 @@ from attnlab.data import atomic_path
 
 README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
 LEDGER_COLUMNS = ["id", "kind", "table", "statement", "chapter", "reproduced", "interval", "seeds", "looks",
-                  "seed_share", "rule", "verdict", "margin", "plan", "note"]
+                  "seed_share", "rule", "verdict", "margin", "plan", "reason", "note"]
 KINDS = ("trained", "analytic")  # read over seeds (trained runs, seeded measurements), or computed / measured once
 
 

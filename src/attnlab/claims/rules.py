@@ -4,6 +4,7 @@ them here); and the seed plans of configs/pipeline.yaml (how many looks each row
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[3]
 CLAIMS_FILE = ROOT / "configs" / "claims.yaml"
 PIPELINE_FILE = ROOT / "configs" / "pipeline.yaml"
 
-OPTIONAL_CLAIM_KEYS = {"conclusion", "headline", "range", "timing", "rounding"}
+OPTIONAL_CLAIM_KEYS = {"conclusion", "headline", "range", "timing", "rounding", "reason"}
 CLAIM_KEYS = {"id", "table", "statement", "chapter", "value", "rule"} | OPTIONAL_CLAIM_KEYS
 REQUIRED_CLAIM_KEYS = CLAIM_KEYS - OPTIONAL_CLAIM_KEYS
 TARGET_CHECKS = ("exact", "relative", "absolute")  # compared with the chapter's number (or `to`)
@@ -160,6 +161,11 @@ def validate_claim(claim: dict) -> None:
     timing = claim.get("timing")
     if timing is not None and not (isinstance(timing, list) and timing and all(isinstance(c, str) for c in timing)):
         raise ClaimsError(f"{where}: timing lists the columns it reads that are timings, not {timing!r}")
+    reason = claim.get("reason")
+    # a reason is words: a number in it would go stale as seeds land (the ledger's note has the numbers)
+    if reason is not None and not (isinstance(reason, str) and reason.strip() and not re.search(r"\d", reason)):
+        raise ClaimsError(f"{where}: reason is one plain sentence without digits (the note gives the numbers), "
+                          f"not {reason!r}")
     validate_check(claim["rule"], claim, f"{where} rule")
     if "conclusion" in claim:
         conclusion = claim["conclusion"]
