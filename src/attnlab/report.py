@@ -33,6 +33,7 @@ from attnlab.claims.render import seeds_text, summary_line, variant_lines
 from attnlab.claims.rules import VERDICTS
 from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
+from attnlab.families.throughput import NOT_ON_A_GPU
 from attnlab.style import VERDICT_COLOURS, VERDICT_MARKS
 from attnlab.tables import chapter_place, for_people, parse_named
 
@@ -302,7 +303,9 @@ def recorded(table: pd.DataFrame, column: str) -> list[str]:
     """A provenance column's values, each once (a cell may list several: 'cpu,cuda')."""
     if column not in table:
         return []
-    return list(dict.fromkeys(p.strip() for v in table[column] for p in text(v).split(",") if p.strip()))
+    values = (p.strip() for v in table[column] for p in text(v).split(","))
+    # a row that waits for a GPU names no device it ran on
+    return list(dict.fromkeys(p for p in values if p and p != NOT_ON_A_GPU))
 
 
 def provenance(table: pd.DataFrame, csv: Path | None = None, git: Git | None = None) -> str:
@@ -389,9 +392,9 @@ def summary(ledger: pd.DataFrame, kind: pd.Series, profile: str) -> str:
     loose = (f" The {esc(profile)} profile trains short budgets: its verdicts show that every claim can be read and "
              "judged, not whether the chapter's numbers come back (the full profile does)." if profile != "full" else "")
     return (f"<p>The chapter's {len(ledger)} claims: {esc('; '.join(said))} (MATCH or CONCLUSION HOLDS). Analytic "
-            "claims are computed or measured once (parameter counts, the averaging matrix, statistics of random rows, "
-            "timings); trained claims are read over the seeds of trained runs, where one printed run of the "
-            f"chapter's meets our spread.{loose}</p>" + counts_table(ledger, kind))
+            "claims are computed or measured once (parameter counts, the averaging matrix, statistics of random rows); "
+            "trained claims are read over seeds, of trained runs or of a measurement repeated (the timings), where one "
+            f"printed run of the chapter's meets our spread.{loose}</p>" + counts_table(ledger, kind))
 
 
 def reproduced(ledger: pd.DataFrame, kind: pd.Series, titles: dict) -> str:
