@@ -87,6 +87,10 @@ HYPOTHESES = (
     Hypothesis("runaway_lr1e2", "score_runaway", RUNAWAY,
                "as above, ten times the stated rate", "train.lr=1e-2 (undivided d_k = 1024 run)",
                {"undivided": "scale/runaway_lr1e2"}),
+    Hypothesis("runaway_lr5e3", "score_runaway", RUNAWAY,
+               "as above, at the lowest rate whose runs could reach the chapter's undivided score std, where the "
+               "divided head still stays soft", "train.lr=5e-3 (undivided d_k = 1024 run)",
+               {"undivided": "scale/runaway_lr5e3"}),
     Hypothesis("runaway_lr6e3", "score_runaway", RUNAWAY,
                "as above, between the two rates whose runs bracket the chapter's undivided score std",
                "train.lr=6e-3 (undivided d_k = 1024 run)", {"undivided": "scale/runaway_lr6e3"}),

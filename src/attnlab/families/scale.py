@@ -315,7 +315,8 @@ def score_runaway_figure(inputs, context):
 # stated 1e-3, the runaway hypotheses (undivided d_k = 1024) and the sweep's runs of the other three heads.
 # Each run's head (d_k, divided or not) and rate are read from its config.
 SQRT_DK_RUNS = ("scale/short_d1024_divided", "scale/short_d1024_undivided", "scale/short_d256_divided",
-                "scale/short_d256_undivided", "scale/runaway_lr3e3", "scale/runaway_lr6e3", "scale/runaway_lr1e2",
+                "scale/short_d256_undivided",
+                *(f"scale/runaway_lr{rate}" for rate in ("3e3", "5e3", "6e3", "1e2")),
                 *(f"scale/sweep_d{d_k}_{variant}_lr{rate}" for rate in ("3e3", "6e3")
                   for d_k, variant in ((1024, "divided"), (256, "divided"), (256, "undivided"))),
                 "scale/sweep_d1024_divided_lr5e3")
