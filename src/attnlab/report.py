@@ -25,7 +25,6 @@ import html
 import os
 import re
 import subprocess
-from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -36,7 +35,7 @@ from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
 from attnlab.families.throughput import NOT_ON_A_GPU
 from attnlab.style import VERDICT_COLOURS, VERDICT_MARKS
-from attnlab.tables import chapter_place, for_people, parse_named
+from attnlab.tables import chapter_place, for_people, parse_named, tally
 
 REPRODUCED = ("MATCH", "CONCLUSION HOLDS")
 # the chapter's one run is a plausible draw of ours, agreement to its tolerance not shown: listed with what was
@@ -301,18 +300,11 @@ class Git:
 
 
 def recorded(table: pd.DataFrame, column: str) -> dict[str, int]:
-    """A provenance column's values with their run counts, summed over rows, most first: a cell lists
-    several as 'a ×70, b ×4' (a cell without counts, a measurement's 'cpu', counts once)."""
+    """A provenance column's values with their run counts, summed over rows, most first (tables.tally)."""
     if column not in table:
         return {}
-    found = Counter()
-    for cell in table[column]:
-        for part in (p.strip() for p in text(cell).split(",")):
-            value, _, count = part.partition(" ×")
-            # a row that waits for a GPU names no device it ran on
-            if value and value != NOT_ON_A_GPU:
-                found[value] += int(count) if count.isdigit() else 1
-    return dict(found.most_common())
+    # a row that waits for a GPU names no device it ran on
+    return {v: n for v, n in tally(table[column]).most_common() if v != NOT_ON_A_GPU}
 
 
 def run_dates(table: pd.DataFrame) -> list[str]:

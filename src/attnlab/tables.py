@@ -58,7 +58,7 @@ CHAPTER_ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalenc
                  "attention_scaling", "winograd_category", "winograd_role", "winograd_attention",
                  "winograd_adjectives", "winograd_circuits", "attention_equivalence", "depth_overfit", "contradictions",
                  "sqrt_dk_sweep", "pipeline_time", "throughput",
-                 "runs_per_hour")
+                 "runs_per_hour", "cross_device")
 
 
 def load_families() -> None:
@@ -144,9 +144,21 @@ def provenance(runs: list[dict]) -> dict:
             "seed_ids": seed_ids(r.get("seed") for r in runs)}
 
 
-def counted(values: list[str]) -> str:
-    """'a ×70, b ×4': each value with how many runs gave it, most first."""
-    return ", ".join(f"{v} ×{n}" for v, n in Counter(values).most_common())
+def counted(values: list[str] | Counter) -> str:
+    """'a ×70, b ×4': each value with how many runs gave it (values, or a Counter of them), most first."""
+    return ", ".join(f"{v} ×{n}" for v, n in (values if isinstance(values, Counter) else Counter(values)).most_common())
+
+
+def tally(cells) -> Counter:
+    """The runs behind a provenance column's cells, summed over rows: 'a ×70, b ×4' and 'a ×3' give a: 73, b: 4
+    (a cell without counts, a measurement's 'cpu', counts once)."""
+    found = Counter()
+    for cell in cells:
+        for part in (p.strip() for p in ("" if pd.isna(cell) else str(cell)).split(",")):
+            value, _, count = part.partition(" ×")
+            if value:
+                found[value] += int(count) if count.isdigit() else 1
+    return found
 
 
 def dirty_sources(run: dict) -> list[dict]:
