@@ -43,6 +43,7 @@ REPRODUCED = ("MATCH", "CONCLUSION HOLDS")
 CONSISTENT = "CONSISTENT"
 KINDS = ("analytic", "trained")
 PROVENANCE = ("commit", "device", "seed_ids", "run_dates")  # read as text: a commit of digits only is not a number
+DEVICE_KINDS = ("cpu", "cuda", "mps")  # what a record says where it names no model
 CSS = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 1180px; margin: 0 auto; padding: 1em 1.5em; color: #1f2328; }
 h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #d0d7de; }
@@ -495,6 +496,8 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
     ran = sorted(d for df in frames.values() for d in run_dates(df))
     recovered = sum(dates_recovered(df) for df in frames.values())
     devices = sorted({d for df in frames.values() for d in recorded(df, "device")})
+    # by name where the tables name them: a bare kind (pipeline_time's cost by device kind) names no machine
+    devices = [d for d in devices if d not in DEVICE_KINDS] or devices
     front = {
         "summary": summary(ledger, kind, profile),
         "reproduced": reproduced(ledger, kind, titles),
