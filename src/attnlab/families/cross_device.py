@@ -29,6 +29,9 @@ TWINS = "twins"  # results/<profile>/twins/<folder>
 # float32 rounding, compounded over a run: what two devices computing the same run may differ by
 FLOAT_TOLERANCE = 1e-3
 NOT_RUN = "not run yet"
+AGREE = "agree to float tolerance"
+WITHIN_SPREAD = "differ beyond float tolerance, held out within one seed sd"
+BEYOND_SPREAD = "differ beyond float tolerance, held out beyond one seed sd"
 COLUMNS = ["run", "seed", "published_device", "published", "row_seeds", "row_sd", "twin_device", "twin", "difference",
            "in_row_sds", "largest_rel_diff", "largest_in", "statistics", "float_tolerance", "verdict"]
 # the statistics of a run record the ledger reads (through the tables), each a number or a dict of numbers
@@ -54,6 +57,14 @@ def statistics(record: dict) -> dict[str, float]:
 def headline(record: dict) -> float:
     """The run's held-out result: perplexity, or a Winograd run's held-out accuracy (percent)."""
     return held_out(record) if "held_out_ppl" in record else record["held_out"]["accuracy"]
+
+
+def verdict(largest_rel_diff: float, difference: float, spread: float) -> str:
+    """Float tolerance decides whether the devices compute the same run; where they do not, the row's seed
+    spread decides whether the device matters beside the seed (a row mixing devices then reads as seeds)."""
+    if largest_rel_diff <= FLOAT_TOLERANCE:
+        return AGREE
+    return WITHIN_SPREAD if difference <= spread else BEYOND_SPREAD
 
 
 def relative(a: float, b: float) -> float:
@@ -99,6 +110,5 @@ def cross_device(inputs) -> pd.DataFrame:
                      "difference": difference, "in_row_sds": difference / spread if spread > 0 else math.nan,
                      "largest_rel_diff": differences[largest], "largest_in": largest,
                      "statistics": len(differences), "float_tolerance": FLOAT_TOLERANCE,
-                     "verdict": "agree to float tolerance" if differences[largest] <= FLOAT_TOLERANCE
-                     else "differ beyond float tolerance"})
+                     "verdict": verdict(differences[largest], difference, spread)})
     return pd.DataFrame(rows, columns=COLUMNS)
