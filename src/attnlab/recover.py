@@ -34,7 +34,7 @@ from attnlab.config import ROOT
 from attnlab.data import write_json
 
 GPU_MODELS = re.compile(r"\b(H100|H200|A100|L4|L40S)\b")
-# the 2-core machine the project's CPU runs were trained on, as e4b60356's message names it
+# "this machine" of the landing messages: the 2-core build machine, as e4b60356's message names it
 BUILD_MACHINE, BUILD_MACHINE_SAID = "AMD EPYC", re.compile(r"this (2-core )?machine|AMD EPYC")
 NOT_RECORDED = "not recorded"
 # run in a worktree at a run's commit, with that commit's code: each (kind, name, overrides) -> its key
@@ -49,7 +49,7 @@ for kind, name, overrides in json.load(sys.stdin):
             out.append(config_hash(compose_run(name, overrides)))
         else:
             out.append(config_hash(compose(overrides)))
-    except Exception as e:
+    except Exception:  # the commit does not compose it (a config file it reads was not committed there)
         out.append(None)
 print(json.dumps(out))
 """
