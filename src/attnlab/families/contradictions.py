@@ -45,7 +45,7 @@ from attnlab.claims.rules import is_number, load_claims, load_looks, load_plans
 from attnlab.claims.stats import Sample
 from attnlab.config import CONFIG_DIR
 from attnlab.runs import load_runs
-from attnlab.tables import BUILDERS, SEEDS_SUFFIX, provenance, seed_ids, table
+from attnlab.tables import BUILDERS, SEEDS_SUFFIX, counted, provenance, seed_ids, table, tally
 
 
 @dataclass(frozen=True)
@@ -604,8 +604,14 @@ def made_by(h: Hypothesis, inputs, published: dict) -> dict:
     measurements record."""
     if h.read:
         rows = published[h.table]
-        return {c: ",".join(dict.fromkeys(v for cell in rows[c].dropna().astype(str) for v in cell.split(",") if v))
-                for c in ("commit", "device", "seed_ids") if c in rows}
+        found = {c: counted(tally(rows[c])) for c in ("commit", "device") if c in rows}
+        if "seed_ids" in rows:
+            found["seed_ids"] = ",".join(dict.fromkeys(v for cell in rows["seed_ids"].dropna().astype(str)
+                                                       for v in cell.split(",") if v))
+        ends = [d for cell in rows.get("run_dates", pd.Series(dtype=str)).dropna() for d in str(cell).split(" – ")]
+        if ends:
+            found["run_dates"] = f"{min(ends)} – {max(ends)}"
+        return found
     paths = [Path(p) for name in h.runs for p in inputs[f"{h.id}:{name}"]]
     metrics = [p.with_name("metrics.json") for p in paths if p.with_name("metrics.json").is_file()]
     if metrics:
