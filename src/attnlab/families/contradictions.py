@@ -116,12 +116,12 @@ HYPOTHESES = (
                "the chapter's average is the plain linear average of the section before (no MLP, residual or "
                "norm), which cannot memorise pairs through an MLP",
                "model: average mixer, mlp=false, residual=false, norm=none (the average)",
-               {"average": "winograd/category_average_linear"}, seeds=10),
+               {"average": "winograd/category_average_linear"}),
     Hypothesis("role_average_linear", "winograd_role", ("winograd_role.average", "winograd_role.average_wrong_noun"),
                "the chapter's average is the plain linear average of the section before (no MLP, residual or "
                "norm), as for the category version",
                "model: average mixer, mlp=false, residual=false, norm=none (the average)",
-               {"average": "winograd/role_average_linear"}, seeds=20),
+               {"average": "winograd/role_average_linear"}),
     Hypothesis("category_scored_loss", "winograd_category", CATEGORY,
                "the chapter's loss was taken only at the scored position, not at every next token",
                "loss at the scored position only (needs a training option the trainer lacks)", trained=False),
