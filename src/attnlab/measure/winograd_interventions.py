@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import torch
+import yaml
 from omegaconf import OmegaConf
 
 from attnlab import data, runs
@@ -57,7 +58,13 @@ PROBE_TOLERANCE = 1e-3
 # ---------------------------------------------------------------- the model
 
 def published(run_dir: Path) -> dict:
-    return json.loads((run_dir / runs.METRICS).read_text())
+    """The run's name, profile, seed, key and steps, from its config.yaml and metrics.json (whose layout
+    changed over the project's history; config.yaml holds the composed config, under `config` since then)."""
+    doc = yaml.safe_load((run_dir / runs.CONFIG).read_text())
+    cfg = doc.get("config", doc)
+    metrics = json.loads((run_dir / runs.METRICS).read_text())
+    return {"run": cfg["winograd"]["run"], "profile": cfg["profile"]["name"], "seed": cfg["seed"],
+            "config_hash": metrics["config_hash"], "steps": metrics["steps"]}
 
 
 def kept_model(run_dir: Path, cfg, steps: int) -> LanguageModel | None:
