@@ -223,11 +223,13 @@ def interventions_of(paths) -> tuple[list[dict], list[dict]]:
 
 def measured(records: list[dict]) -> dict:
     """Where the interventions were made (the runs' provenance says where the models were trained): the first
-    seed's commit, +dirty if any seed's tree had changes; how many seeds' weights were kept, how many retrained."""
+    seed's commit, +dirty if any seed's tree had changes; how many seeds' weights were kept, how many retrained;
+    how far the measured models' probe rows were from the published ones (their answers were the same)."""
     weights = [r["weights"] for r in records]
     return {"measured_commit": (records[0]["measured"]["commit"] or "")[:10]
                                + ("+dirty" if any(r["measured"]["dirty"] for r in records) else ""),
-            "weights": ", ".join(f"{w} {weights.count(w)}" for w in sorted(set(weights)))}
+            "weights": ", ".join(f"{w} {weights.count(w)}" for w in sorted(set(weights))),
+            "probe_max_abs_diff": max(r["same_model"]["probe_max_abs_diff"] for r in records)}
 
 
 @table("winograd_heads")
@@ -274,7 +276,7 @@ def winograd_patching(inputs) -> pd.DataFrame:
                  for record in records]
         shares = [r["follows_donor"] for r in found if r["follows_donor"] is not None]
         rows.append({"swap": cell["swap"], "site": cell["site"], "recipient": cell["recipient"],
-                     **(seed_columns("follows_donor", shares) if shares else {}),
+                     **(seed_columns("follows_donor", shares) if shares else {"follows_donor": None}),
                      "pairs": float(np.mean([r["pairs"] for r in found])),
                      "seeds_moved": sum(s > MOVES for s in shares), "seeds": len(shares), **provenance(runs),
                      **measured(records)})
@@ -297,6 +299,8 @@ def winograd_circuits(inputs) -> pd.DataFrame:
         low, high = stats.share_interval(len(these), n)
         out.append({"kind": kind, "circuit": shown, "seeds_with_it": len(these),
                     "of": n, "share": len(these) / n, "share_low": low, "share_high": high,
+                    # 1 for each seed that shows it, in seed order: the ledger judges a circuit seed by seed
+                    **seed_columns("shows_it", [float(f == (kind, shown)) for f in found]),
                     "which": seed_ids(r["seed"] for r in these),
                     "held_out_accuracy": float(np.mean([r["held_out"]["accuracy"] for r in these])) if these else None,
                     "seeds": n, **provenance(runs), **measured(records)})
