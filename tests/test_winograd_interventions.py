@@ -9,10 +9,11 @@ import torch
 
 from attnlab.config import ConfigError
 from attnlab.families.winograd import MOVES, NAMED, circuit_of
-from attnlab.measure.winograd_interventions import (ablated, adjective_swaps, answers_of, head_reads, measure,
-                                                    noun_swaps, patching)
+from attnlab import data, runs
+from attnlab.measure.winograd_interventions import (ablated, adjective_swaps, against_published, answers_of,
+                                                    head_reads, measure, noun_swaps, patching)
 from attnlab.model import LanguageModel, ModelConfig
-from attnlab.winograd import ADJ_POS, SCORED, Language, compose_run, encode
+from attnlab.winograd import ADJ_POS, SCORED, Language, compose_run, encode, probe, score
 
 PAIR = ("animal", "street")
 WRITTEN = 2.0  # what the answering head writes into its noun's direction
@@ -118,6 +119,18 @@ def test_held_out_pairs_are_never_trained_and_a_split_that_trains_one_is_refused
     bad = {"train": split["train"] + split["held_out"][:1], "held_out": split["held_out"], "vocab": lang.vocab()}
     with pytest.raises(ConfigError, match="held-out pair is a training pair"):
         measure(hand_built(lang), lang, bad)
+
+
+def test_a_model_is_compared_with_the_published_run_by_its_answers_and_probe(lang, tmp_path):
+    split = {**lang.split(), "vocab": lang.vocab()}
+    model, cpu = hand_built(lang), torch.device("cpu")
+    runs.write_csv(tmp_path / "answers.csv", score(model, lang, split["held_out"], split["vocab"], cpu))
+    data.write_json(tmp_path / "probe.json", probe(model, lang, split["vocab"], cpu))
+    assert against_published(model, lang, split, tmp_path) == {"held_out_answers_differ": 0, "probe_max_abs_diff": 0.0}
+    with torch.no_grad():  # the crossed adjectives now write nothing: their held-out answers change
+        model.blocks[0].mixer.o.weight[:, [lang.vocab().index(a) for a, r in lang.adjectives.items() if r == "y"]] = 0
+    changed = against_published(model, lang, split, tmp_path)
+    assert changed["held_out_answers_differ"] > 0 and changed["probe_max_abs_diff"] == 0.0  # its attention is the same
 
 
 def test_a_noun_swap_keeps_the_adjective_and_changes_both_nouns(lang):

@@ -148,8 +148,8 @@ for _id in ("winograd_attention", "winograd_adjectives"):
 # one job per seed of the published run, seeds 0..N-1 (N: the profile's measure.winograd_interventions.seeds).
 # It reads the run's outputs and writes interventions.json beside them, under a key of its own: the run's key and
 # the measurement's code. The training rule and its outputs are not touched, so nothing published retrains; the
-# job takes the seed's kept weights (checkpoint.pt, ignored by git) or retrains the seed itself on the CPU, and
-# measures only a model that gives the published answers and probe.
+# job takes the seed's kept weights (checkpoint.pt, ignored by git) or retrains the seed itself on the CPU (and
+# keeps its weights there), and records how that model compares with the published answers and probe.
 INTERVENTIONS = "interventions.json"
 INTERVENTIONS_FOLDER = f"{RESULTS}/measure/winograd/role/{PROBED.name}/seed{{seed}}"
 

@@ -4,10 +4,12 @@
         --run results/full/measure/winograd/role/two_blocks/seed5 \
         --split results/full/measure/winograd/role/split.json --out .../seed5/interventions.json
 
-The model is the published run's own: its weights kept in the run's folder (checkpoint.pt, ignored by git)
-or, where they are not, the seed retrained from the run's config (on a CPU training is deterministic) and kept
-there. Either way the model must give the published run's held-out answers (answers.csv) and its probe's
-attention rows (probe.json) before anything is measured: that shows it is the same model.
+The model is the run's: its weights kept in the run's folder (checkpoint.pt, ignored by git: the published
+run's own model where this checkout trained it) or, where they are not, the seed retrained on the CPU from the
+run's config (its recipe and seed; its key must be the run's) and kept there for the next call. A retrained seed
+is the published model bit for bit only on the machine and code that trained it, so how it compares with the
+published run is recorded beside the measurements: held-out answers that differ from answers.csv, and the
+largest difference of a probe weight from probe.json.
 
 Everything is read on the held-out sentences of the role split (noun pairs whose reverse order was trained and
 which were never trained themselves), at the scored position (the "the" before the referent):
@@ -50,9 +52,6 @@ ROLE_NAMES = {"x": "crosser", "y": "crossed"}
 # block 1's output positions each swap patches
 SITES = {"adjective": {"query": [SCORED], "adjective": [ADJ_POS], "after_adjective": [ADJ_POS + 1, ADJ_POS + 2]},
          "noun": {"query": [SCORED], "nouns": [X_POS, Y_POS]}}
-# a retrained seed's probe weights may differ from the published ones by float rounding (a run published from a
-# GPU); its answers must be the same
-PROBE_TOLERANCE = 1e-3
 
 
 # ---------------------------------------------------------------- the model
@@ -97,22 +96,22 @@ def load_model(run_dir: Path, split_path: Path) -> tuple[LanguageModel, str]:
     return kept_model(run_dir, cfg, metrics["steps"]), "retrained"
 
 
-def check_same_model(model, lang: Language, split: dict, run_dir: Path) -> dict:
-    """The model's held-out answers and probe rows against the published ones; refuses another model."""
+def against_published(model, lang: Language, split: dict, run_dir: Path) -> dict:
+    """How the measured model compares with the published run: held-out answers that differ (answers.csv) and
+    the largest difference of a probe weight (probe.json). A retrained seed is the published run's recipe and
+    seed, but it comes back bit for bit only on the machine and code that trained it: elsewhere float rounding
+    grows over training, so this is recorded, not required."""
     answers = score(model, lang, [tuple(t) for t in split["held_out"]], split["vocab"], torch.device("cpu"))
     with open(run_dir / "answers.csv", newline="") as f:
         published_answers = list(csv.DictReader(f))
-    differ = sum(a != b for a, b in zip(answers, published_answers)) + abs(len(answers) - len(published_answers))
+    if len(answers) != len(published_answers):
+        raise ConfigError(f"{run_dir}: answers.csv has {len(published_answers)} held-out sentences, the split "
+                          f"{len(answers)}: another split")
     rows = probe(model, lang, split["vocab"], torch.device("cpu"))
     published_rows = json.loads((run_dir / "probe.json").read_text())
-    if [(r["adjective"], r["block"], r["answer"]) for r in rows] != \
-            [(r["adjective"], r["block"], r["answer"]) for r in published_rows]:
-        differ += 1
-    deviation = max(abs(a - b) for r, p in zip(rows, published_rows) for a, b in zip(r["weights"], p["weights"]))
-    if differ or deviation > PROBE_TOLERANCE:
-        raise ConfigError(f"{run_dir}: the model does not give the published run's answers ({differ} differ) and probe "
-                          f"(largest weight difference {deviation:.2g}, allowed {PROBE_TOLERANCE}): not the same model")
-    return {"held_out_answers_equal": True, "probe_max_abs_diff": deviation}
+    return {"held_out_answers_differ": sum(a != b for a, b in zip(answers, published_answers)),
+            "probe_max_abs_diff": max(abs(a - b) for r, p in zip(rows, published_rows)
+                                      for a, b in zip(r["weights"], p["weights"]))}
 
 
 # ---------------------------------------------------------------- interventions
@@ -308,7 +307,7 @@ def run(run_dir: Path, split_path: Path, out: Path) -> dict:
     model, source = load_model(run_dir, split_path)
     record = {"run": metrics["run"], "profile": metrics["profile"], "seed": metrics["seed"],
               "config_hash": metrics["config_hash"], "measured": measured, "weights": source,
-              "same_model": check_same_model(model, lang, split, run_dir), **measure(model, lang, split)}
+              "against_published": against_published(model, lang, split, run_dir), **measure(model, lang, split)}
     data.write_json(out, record)
     return record
 
@@ -325,7 +324,9 @@ def main(argv=None) -> None:
     except ConfigError as e:
         sys.exit(f"error: {e}")
     print(f"{r['run']} seed {r['seed']} ({r['weights']} weights): held-out accuracy {r['held_out']['accuracy']:.1f} % "
-          f"on {r['held_out']['sentences']} sentences; probe within {r['same_model']['probe_max_abs_diff']:.2g}")
+          f"on {r['held_out']['sentences']} sentences; against the published run: "
+          f"{r['against_published']['held_out_answers_differ']} held-out answers differ, probe weights within "
+          f"{r['against_published']['probe_max_abs_diff']:.2g}")
 
 
 if __name__ == "__main__":
