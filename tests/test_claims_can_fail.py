@@ -367,6 +367,8 @@ CASES = {
     "winograd_adjectives.crossed": (
         attention({"role": "crossed"}, street=(0.9, 0.02), adj=(0.05, 0.02), table="winograd_adjectives"),
         attention({"role": "crossed"}, street=(0.3, 0.02), adj=(0.35, 0.02), table="winograd_adjectives")),
+    "winograd_circuits.two_hop": ([Put("winograd_circuits", {"kind": "two-hop"}, "shows_it", [1.0] * 5)],
+                                  [Put("winograd_circuits", {"kind": "two-hop"}, "shows_it", [0.0] * 5)]),
     "attention_equivalence.max_diff": ([Put("attention_equivalence", None, "max_abs_diff", lambda c: c.chapter()[0])],
                                        [Put("attention_equivalence", {"pair": "ours vs nn.MultiheadAttention"},
                                             "max_abs_diff", 1e-3)]),
@@ -542,6 +544,8 @@ JUST_PAST = {
             {"11:adj": 0.32, "1:animal": 0.19}.get(column, 0.49 / 13), spread=0.0) for column in VISIBLE],
     "winograd_adjectives.crossed": attention({"role": "crossed"}, street=(0.39, 0.0), adj=(0.30, 0.0),
                                              table="winograd_adjectives"),
+    # the chapter's circuit in two seeds of five: not the model's circuit
+    "winograd_circuits.two_hop": [Put("winograd_circuits", {"kind": "two-hop"}, "shows_it", [1.0, 1.0, 0.0, 0.0, 0.0])],
     "attention_equivalence.max_diff": [Put("attention_equivalence", {"pair": "ours vs nn.MultiheadAttention"},
                                            "max_abs_diff", 1.1e-5)],
     "attention_equivalence.output_magnitude": [Put("attention_equivalence", None, "mean_abs_output", chapter),

@@ -1,7 +1,7 @@
 """The contradictions table: every hypothesis names real runs and claims, its findings follow from the
 ledger's rules on the right scale (log ratios for a quantity spanning decades, seed by seed where the seeds are
-shared), and the published full ledger's CONTRADICTED claims each have one tried. The sqrt(d_k) sweep's bands and
-the Winograd circuit classifier, on hand-made inputs."""
+shared), and the published full ledger's CONTRADICTED claims each have one tried. The sqrt(d_k) sweep's bands, on
+hand-made inputs."""
 
 from pathlib import Path
 
@@ -15,7 +15,6 @@ from attnlab.families.contradictions import (CONSISTENT, FINDINGS, HYPOTHESES, N
                                              UNDECIDED, Compared, changes_only_training, explained, finding,
                                              hypothesis_table, shrinkage)
 from attnlab.families.scale import fitting_band, one_rate
-from attnlab.families.winograd import circuit, circuits_of, reads
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = {c["id"]: c for c in load_claims()}
@@ -195,48 +194,3 @@ def test_one_rate_is_no_where_the_runaway_needs_a_rate_at_which_the_divided_head
     assert "collapsed at every rate tried from 5e-3 up" in no["finding"]
     for soft_at_5e3 in ({**collapsed, 5e-3: False}, {**collapsed, 6e-3: False}):
         assert one_rate(bands, measured, names, {}, rates, soft_at_5e3, "runaway")["finding"].startswith("not established")
-
-
-# ---------------------------------------------------------------- circuits, seed by seed
-
-POSITIONS = (1, 6, 11)  # the first noun, the second noun, the adjective
-
-
-def row(adjective: str, role: str, block: int, reads_at: int | None, answer: str = "animal") -> dict:
-    weights = [0.0] * 15
-    if reads_at is None:
-        weights[1] = weights[6] = 0.5  # a tie: reads nothing
-    else:
-        weights[reads_at] = 0.75
-        weights[14] = 0.25
-    referent = "animal" if role == "x" else "street"
-    return {"adjective": adjective, "role": role, "block": block, "weights": weights, "referent": referent,
-            "answer": answer if role == "x" else "street"}
-
-
-def probe(block1: int | None, tired: int | None, wet: int | None) -> list[dict]:
-    rows = [row(a, r, 1, block1) for a, r in (("tired", "x"), ("scared", "x"), ("wet", "y"), ("wide", "y"))]
-    rows += [row(a, "x", 2, tired) for a in ("tired", "scared")] + [row(a, "y", 2, wet) for a in ("wet", "wide")]
-    return rows
-
-
-@pytest.mark.parametrize("block1, tired, wet, expected", [
-    (1, 11, 6, "two-hop"),
-    (6, 1, 11, "mirror"),
-    (1, 1, 6, "direct"), (6, 1, 6, "direct"), (None, 1, 6, "direct"),
-    (6, 11, 6, "two-hop, second block only"),
-    (1, 1, 11, "mirror, second block only"),
-    (1, 6, 1, "other"), (1, None, 6, "other"),
-])
-def test_a_seed_is_classified_by_what_each_block_reads(block1, tired, wet, expected):
-    assert circuit(probe(block1, tired, wet), "tired", "wet", POSITIONS) == expected
-
-
-def test_a_tie_reads_nothing_and_every_adjective_pair_is_checked():
-    assert reads([0.5, 0.5, 0.0]) is None and reads([0.25, 0.75]) == 1
-    rows = probe(1, 11, 6)
-    for r in rows:  # "scared" reads the first noun in block 2: the two-hop circuit holds for tired, not for scared
-        if r["adjective"] == "scared" and r["block"] == 2:
-            r["weights"] = row("scared", "x", 2, 1)["weights"]
-    (seed,) = circuits_of([rows], POSITIONS)
-    assert seed == {"circuit": "two-hop", "every_pair": False, "right": True}

@@ -56,7 +56,7 @@ CHAPTER_ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalenc
                  "effective_tokens", "softmax_saturation", "scale_training", "score_runaway", "ladder",
                  "param_breakdown", "gpt2_params", "norm_grad_init", "norm_warmup", "position_extrapolation",
                  "attention_scaling", "winograd_category", "winograd_role", "winograd_attention",
-                 "winograd_adjectives", "winograd_circuits", "attention_equivalence", "depth_overfit", "contradictions",
+                 "winograd_adjectives", "winograd_heads", "winograd_patching", "winograd_circuits", "attention_equivalence", "depth_overfit", "contradictions",
                  "sqrt_dk_sweep", "pipeline_time", "throughput",
                  "runs_per_hour", "cross_device")
 

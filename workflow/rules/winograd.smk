@@ -3,7 +3,7 @@
 # runs scored at one position. Outputs under results/<profile>/measure/winograd/<version>/.
 # Rows: src/attnlab/families/winograd.py.
 # --lint 'mixed rules and functions': this family's Step functions (its jobs' keys, inputs, outputs) stay beside its rules.
-from attnlab.families.contradictions import TRAINED, hypothesis_of
+from attnlab.families.contradictions import TRAINED
 from attnlab.families.winograd import PROBED, VERSIONS
 import importlib
 
@@ -144,13 +144,47 @@ for _id in ("winograd_attention", "winograd_adjectives"):
     add_table(_id, inputs=lambda variant: {"probe": winograd_runs("role", PROBED.name, "probe.json", variant)})
 
 
-def one_head_probes() -> list[str]:
-    """The one-head hypothesis's probes, the seeds its hypothesis trains (as the contradictions table reads them)."""
-    run = "winograd/role_two_blocks_one_head"
-    seeds = seeds_of(run, base=hypothesis_of(run).seeds_under(PROFILE_CONFIG.winograd_seeds))
-    return [winograd_step("role", "two_blocks_one_head", seed).outputs[WINOGRAD_FILES.index("probe.json")]
-            for seed in seeds]
+# --- the two-block model's circuit, by intervention on held-out pairs (attnlab.measure.winograd_interventions):
+# one job per seed of the published run, seeds 0..N-1 (N: the profile's measure.winograd_interventions.seeds).
+# It reads the run's outputs and writes interventions.json beside them, under a key of its own: the run's key and
+# the measurement's code. The training rule and its outputs are not touched, so nothing published retrains; the
+# job takes the seed's kept weights (checkpoint.pt, ignored by git) or retrains the seed itself on the CPU (and
+# keeps its weights there), and records how that model compares with the published answers and probe.
+INTERVENTIONS = "interventions.json"
+INTERVENTIONS_FOLDER = f"{RESULTS}/measure/winograd/role/{PROBED.name}/seed{{seed}}"
 
 
-add_table("winograd_circuits", inputs=lambda variant: {"probe": winograd_runs("role", PROBED.name, "probe.json", variant),
-                                                       "one_head": one_head_probes()})
+@functools.cache
+def interventions_step(seed: int) -> Step:
+    run = winograd_step("role", PROBED.name, seed)
+    return register(Step(f"measure_winograd_interventions/role/{PROBED.name}/seed{seed}",
+                         digest(measurement_code("attnlab.measure.winograd_interventions"), run.key),
+                         [f"{INTERVENTIONS_FOLDER.format(seed=seed)}/{INTERVENTIONS}"],
+                         {"run": run.outputs, "split": split_step("role").outputs[:1]}))
+
+
+def interventions() -> list[str]:
+    return [interventions_step(seed).outputs[0]
+            for seed in range(PROFILE_CONFIG.measure.winograd_interventions.seeds)]
+
+
+rule measure_winograd_interventions:
+    input:
+        unpack(lambda w: interventions_step(int(w.seed)).rule_inputs())
+    output:
+        result=f"{INTERVENTIONS_FOLDER}/{INTERVENTIONS}",
+    wildcard_constraints: seed=r"\d+"
+    params:
+        run=lambda w: INTERVENTIONS_FOLDER.format(seed=w.seed),
+        split=split_step("role").outputs[0],
+    threads: 1
+    resources: mem_mb=2000, runtime=30
+    log: f"{INTERVENTIONS_FOLDER}/interventions.log"
+    conda: ENVIRONMENT
+    shell:
+        logged("{PYTHON} -m attnlab.measure.winograd_interventions --run {params.run} --split {params.split}"
+               " --out {output.result}")
+
+
+for _id in ("winograd_heads", "winograd_patching", "winograd_circuits"):
+    add_table(_id, inputs=lambda variant: {"interventions": interventions()})

@@ -157,91 +157,153 @@ def winograd_adjectives_figure(inputs, context):
                            f"Block {df['block'].iloc[0]}'s largest weight (mean over seeds) — {finding}")
 
 
-# --- the two-block model's circuit, seed by seed ---------------------------------------------------------
-
-# Each seed's circuit from its probe (the chapter's probe pair, "the animal … the street …", at the scored
-# position): which visible token each block's head-averaged row reads, its largest weight (a tie reads none).
-# The types, first match: the chapter's two-hop circuit and its mirror need their block 1 and block 2;
-# "direct" is block 2 naming the referent itself, whatever block 1 does; a block 2 of the chapter's circuit
-# or of its mirror without its block 1 is counted apart, and anything else is "other".
-CIRCUITS = {
-    "two-hop": "the chapter's two-hop circuit: block 1 reads the first noun (the animal) for both adjectives; "
-               "block 2 reads the adjective for the crosser (tired), the second noun (the street) for the crossed (wet)",
-    "mirror": "its mirror, the nouns swapped: block 1 reads the second noun for both; block 2 reads the first noun "
-              "for the crosser, the adjective for the crossed",
-    "direct": "block 2 reads the referent itself: the first noun for the crosser, the second for the crossed "
-              "(block 1 reads anything)",
-    "two-hop, second block only": "block 2 as in the two-hop circuit, block 1 not on the first noun for both",
-    "mirror, second block only": "block 2 as in the mirror, block 1 not on the second noun for both",
-    "other": "anything else, a tie for a row's largest weight included",
+# --- the two-block model's circuit, seed by seed, by intervention on held-out pairs ----------------------------
+# Each seed's interventions.json (attnlab.measure.winograd_interventions) patches block 1's output from a donor
+# sentence and asks whether the answer becomes the donor's referent. A patch *moves* what it tests when it does so
+# in more than half of the pairs the seed answers right; the site that moves it most, if any, is where block 2
+# takes it from:
+# - the adjective (adjective swap, tired <-> wet): from the query, block 1 brought it there; from the adjective's
+#   own position or the two tokens after it, block 2 reads it there;
+# - each role's referent noun (noun swap, the same adjective and two other nouns): from the query, block 1 carried
+#   the noun there; from the nouns' positions, block 2 fetches it itself.
+MOVES = 0.5
+ADJECTIVE_SITES = {"query": "block 1 brings the adjective to the query",
+                   "adjective": "block 2 reads the adjective at its position",
+                   "after_adjective": "block 1 moves the adjective to the two tokens after it, block 2 reads it there"}
+NOUN_SITES = {"query": "block 1 carries {noun} to the query", "nouns": "block 2 fetches {noun} itself"}
+NOUNS = {"crosser": "the first noun (the crosser's referent)", "crossed": "the second noun (the crossed's referent)"}
+UNMOVED = {"adjective": "no single patch moves the adjective", "noun": "no single patch moves {noun}"}
+# The circuits the chapter's section names, by what the patches show. Any other combination is a row of its own,
+# named by what its patches show.
+NAMED = {
+    "two-hop": ("adjective", "query", "nouns"),   # the chapter's: block 1 carries the first noun; block 2 reads
+    "mirror": ("adjective", "nouns", "query"),    # the adjective and fetches the second noun; the mirror swaps nouns
+    "adjective first": ("query", "nouns", "nouns"),
+    "direct": ("adjective", "nouns", "nouns"),
 }
-TIE = 1e-6  # two weights this close are a tie: the row reads neither
 
 
-def reads(weights) -> int | None:
-    """The position a row reads: its largest weight, None on a tie."""
-    w = np.asarray(weights, dtype=float)
-    top = np.argsort(w)[::-1]
-    return int(top[0]) if w[top[0]] - w[top[1]] > TIE else None
+def moved_by(rates: dict) -> str | None:
+    """The site whose patch moves the answer most, if it moves it in more than MOVES of the pairs."""
+    rates = {site: r for site, r in rates.items() if r is not None}
+    top = max(rates, key=rates.get, default=None)
+    return top if top is not None and rates[top] > MOVES else None
 
 
-def circuit(rows: list[dict], crosser: str, crossed: str, positions: tuple[int, int, int]) -> str:
-    """The circuit of one seed's probe rows for one crosser and one crossed adjective; `positions`: the first
-    noun's, the second noun's and the adjective's."""
-    first, second, adjective = positions
-    row = {(r["adjective"], r["block"]): r["weights"] for r in rows}
-    last = max(r["block"] for r in rows)
-    block1 = {reads(row[(a, 1)]) for a in (crosser, crossed)}
-    block2 = (reads(row[(crosser, last)]), reads(row[(crossed, last)]))
-    if block2 == (adjective, second):
-        return "two-hop" if block1 == {first} else "two-hop, second block only"
-    if block2 == (first, adjective):
-        return "mirror" if block1 == {second} else "mirror, second block only"
-    return "direct" if block2 == (first, second) else "other"
+def patch_rates(record: dict, swap: str, recipients: tuple[str, ...]) -> dict:
+    """{site: share of the counted pairs whose answer follows the donor}, over the given recipient roles."""
+    out = {}
+    for r in record["patching"]:
+        if r["swap"] == swap and r["recipient"] in recipients and r["pairs"]:
+            n, k = out.get(r["site"], (0, 0.0))
+            out[r["site"]] = (n + r["pairs"], k + r["follows_donor"] * r["pairs"])
+    return {site: k / n for site, (n, k) in out.items()}
 
 
-def circuits_of(probes: list[list[dict]], positions: tuple[int, int, int]) -> list[dict]:
-    """Per seed: its circuit on the chapter's pair (the first crosser and the first crossed adjective of
-    the probe), whether that circuit holds for every pair of a crosser and a crossed adjective, and whether
-    the seed answers both sentences of the chapter's pair right."""
-    out = []
-    for rows in probes:
-        by_role = {}
-        for r in rows:
-            by_role.setdefault(r["role"], [])
-            if r["adjective"] not in by_role[r["role"]]:
-                by_role[r["role"]].append(r["adjective"])
-        crossers, crosseds = by_role["x"], by_role["y"]
-        found = circuit(rows, crossers[0], crosseds[0], positions)
-        every = all(circuit(rows, a, b, positions) == found for a in crossers for b in crosseds)
-        right = all(r["answer"] == r["referent"] for r in rows if r["adjective"] in (crossers[0], crosseds[0]))
-        out.append({"circuit": found, "every_pair": every, "right": right})
-    return out
+def describe(shown: tuple) -> str:
+    """What the sites (adjective's, first noun's, second noun's; None: no single patch) show, in words."""
+    words = [ADJECTIVE_SITES[shown[0]] if shown[0] else UNMOVED["adjective"]]
+    words += [(NOUN_SITES[site] if site else UNMOVED["noun"]).format(noun=noun)
+              for site, noun in zip(shown[1:], NOUNS.values())]
+    return "; ".join(words)
+
+
+def circuit_of(record: dict) -> tuple[str, str]:
+    """(kind, circuit): a named kind (NAMED) or "other", and what the seed's patches show, in words."""
+    shown = (moved_by(patch_rates(record, "adjective", ("crosser", "crossed"))),
+             *(moved_by(patch_rates(record, "noun", (role,))) for role in NOUNS))
+    return next((name for name, sites in NAMED.items() if sites == shown), "other"), describe(shown)
+
+
+def interventions_of(paths) -> tuple[list[dict], list[dict]]:
+    """Each seed's interventions.json and the metrics.json of its run (beside it)."""
+    return ([json.loads(Path(p).read_text()) for p in paths],
+            load_runs([Path(p).with_name("metrics.json") for p in paths]))
+
+
+def measured(records: list[dict]) -> dict:
+    """Where the interventions were made (the runs' provenance says where the models were trained): the first
+    seed's commit, +dirty if any seed's tree had changes; how many seeds' weights were kept, how many retrained;
+    how the measured models compare with the published runs: the seeds giving every published held-out answer,
+    and the largest difference of a probe weight."""
+    weights = [r["weights"] for r in records]
+    return {"measured_commit": (records[0]["measured"]["commit"] or "")[:10]
+                               + ("+dirty" if any(r["measured"]["dirty"] for r in records) else ""),
+            "weights": ", ".join(f"{w} {weights.count(w)}" for w in sorted(set(weights))),
+            "answers_as_published": sum(r["against_published"]["held_out_answers_differ"] == 0 for r in records),
+            "probe_max_abs_diff": max(r["against_published"]["probe_max_abs_diff"] for r in records)}
+
+
+@table("winograd_heads")
+def winograd_heads(inputs) -> pd.DataFrame:
+    """Per block, its heads ranked within each seed by what zeroing one costs on the held-out sentences (rank 1:
+    the largest drop), then every head of the block zeroed: held-out accuracy, and what the head reads at the
+    scored position, per role of the adjective (mean ± std over seeds)."""
+    records, runs = interventions_of(inputs["interventions"])
+    rows = []
+    for block in sorted({h["block"] for h in records[0]["heads"]}):
+        ranked = [sorted((h for h in r["heads"] if h["block"] == block),
+                         key=lambda h: (h["ablated"]["accuracy"], h["head"])) for r in records]
+        for rank in range(len(ranked[0])):
+            heads = [seed[rank] for seed in ranked]
+            row = {"block": block, "zeroed": f"the head ranked {rank + 1} by cost"}
+            for name in ("accuracy", "accuracy_crosser", "accuracy_crossed"):
+                row.update(seed_columns(f"held_out_{name}", [h["ablated"][name] for h in heads]))
+            for kind in ("weight", "contribution"):
+                for role in NOUNS:
+                    for slot in heads[0][kind][role]:
+                        row.update(seed_columns(f"{kind}_{role}_{slot}", [h[kind][role][slot] for h in heads]))
+            rows.append({**row, "seeds": len(heads), **provenance(runs), **measured(records)})
+        blocks = [next(b for b in r["blocks"] if b["block"] == block) for r in records]
+        row = {"block": block, "zeroed": "every head of the block"}
+        for name in ("accuracy", "accuracy_crosser", "accuracy_crossed"):
+            row.update(seed_columns(f"held_out_{name}", [b["ablated"][name] for b in blocks]))
+        rows.append({**row, "seeds": len(blocks), **provenance(runs), **measured(records)})
+    intact = {"block": None, "zeroed": "nothing (the model as trained)"}
+    for name in ("accuracy", "accuracy_crosser", "accuracy_crossed"):
+        intact.update(seed_columns(f"held_out_{name}", [r["held_out"][name] for r in records]))
+    df = pd.DataFrame([{**intact, "seeds": len(records), **provenance(runs), **measured(records)}, *rows])
+    df["block"] = pd.Series([None if pd.isna(v) else int(v) for v in df["block"]], dtype=object)
+    return df
+
+
+@table("winograd_patching")
+def winograd_patching(inputs) -> pd.DataFrame:
+    """Per swap, patched site and role of the recipient's adjective: the share of pairs (answered right in both
+    sentences) whose answer becomes the donor's referent, mean ± std over seeds, and how many seeds it moves."""
+    records, runs = interventions_of(inputs["interventions"])
+    rows = []
+    for cell in records[0]["patching"]:
+        found = [next(r for r in record["patching"] if all(r[k] == cell[k] for k in ("swap", "site", "recipient")))
+                 for record in records]
+        shares = [r["follows_donor"] for r in found if r["follows_donor"] is not None]
+        rows.append({"swap": cell["swap"], "site": cell["site"], "recipient": cell["recipient"],
+                     **(seed_columns("follows_donor", shares) if shares else {"follows_donor": None}),
+                     "pairs": float(np.mean([r["pairs"] for r in found])),
+                     "seeds_moved": sum(s > MOVES for s in shares), "seeds": len(shares), **provenance(runs),
+                     **measured(records)})
+    return pd.DataFrame(rows)
 
 
 @table("winograd_circuits")
 def winograd_circuits(inputs) -> pd.DataFrame:
-    """Every seed of the two-block runs classified by circuit: shares with Wilson's 95 % interval."""
+    """Every seed of the two-block run classified by what its patches show: shares with Wilson's 95 % interval."""
     from attnlab.claims import stats
-    from attnlab.winograd import ADJ_POS, X_POS, Y_POS  # the probe's language imports its trainer (torch)
 
-    labels = {"probe": "two blocks, four heads (the published role_two_blocks)",
-              "one_head": "two blocks, one head (the hypothesis role_two_blocks_one_head)"}
+    records, runs = interventions_of(inputs["interventions"])
+    found = [circuit_of(r) for r in records]
+    others = sorted({f for f in found if f[0] == "other"}, key=lambda f: (-found.count(f), f[1]))
+    circuits = [(kind, describe(sites)) for kind, sites in NAMED.items()] + others
+    n = len(found)
     out = []
-    for name, label in labels.items():
-        paths = inputs.get(name, [])
-        if not paths:
-            continue
-        runs = load_runs([Path(p).with_name("metrics.json") for p in paths])
-        seeds = [r["seed"] for r in runs]
-        found = circuits_of([json.loads(Path(p).read_text()) for p in paths], (X_POS, Y_POS, ADJ_POS))
-        n = len(found)
-        for kind in CIRCUITS:
-            these = [s for s, f in zip(seeds, found) if f["circuit"] == kind]
-            low, high = stats.share_interval(len(these), n)
-            out.append({"model": label, "circuit": kind, "seeds_with_it": len(these), "of": n,
-                        "share": len(these) / n, "share_low": low, "share_high": high,
-                        "every_pair": sum(f["every_pair"] for f in found if f["circuit"] == kind),
-                        "right": sum(f["right"] for f in found if f["circuit"] == kind),
-                        "which": seed_ids(these), "seeds": n, **provenance(runs)})
+    for kind, shown in circuits:
+        these = [r for r, f in zip(records, found) if f == (kind, shown)]
+        low, high = stats.share_interval(len(these), n)
+        out.append({"kind": kind, "circuit": shown, "seeds_with_it": len(these),
+                    "of": n, "share": len(these) / n, "share_low": low, "share_high": high,
+                    # 1 for each seed that shows it, in seed order: the ledger judges a circuit seed by seed
+                    **seed_columns("shows_it", [float(f == (kind, shown)) for f in found]),
+                    "which": seed_ids(r["seed"] for r in these),
+                    "held_out_accuracy": float(np.mean([r["held_out"]["accuracy"] for r in these])) if these else None,
+                    "seeds": n, **provenance(runs), **measured(records)})
     return pd.DataFrame(out)
