@@ -391,7 +391,12 @@ def summary(ledger: pd.DataFrame, kind: pd.Series, profile: str) -> str:
                         + (f", {near} consistent with the chapter's one run" if near else ""))
     loose = (f" The {esc(profile)} profile trains short budgets: its verdicts show that every claim can be read and "
              "judged, not whether the chapter's numbers come back (the full profile does)." if profile != "full" else "")
-    return (f"<p>The chapter's {len(ledger)} claims: {esc('; '.join(said))} (MATCH or CONCLUSION HOLDS). Analytic "
+    failed = ledger[ledger["verdict"] == "CONTRADICTED"]["id"].tolist()
+    verdict = (f"<p><strong>The verdict: {len(failed)} of the chapter's claims fail on our runs (CONTRADICTED: its point "
+               f"is false here){': ' + esc(', '.join(failed)) if failed else ''}.</strong> Counts, with numbers and "
+               f"conclusions judged apart (each verdict word is defined under What the verdicts mean): "
+               f"{esc(summary_line(ledger))}.</p>")
+    return verdict + (f"<p>The chapter's {len(ledger)} claims: {esc('; '.join(said))} (MATCH or CONCLUSION HOLDS). Analytic "
             "claims are computed or measured once (parameter counts, the averaging matrix, statistics of random rows); "
             "trained claims are read over seeds, of trained runs or of a measurement repeated (the timings), where one "
             f"printed run of the chapter's meets our spread.{loose}</p>" + counts_table(ledger, kind))
