@@ -1,0 +1,88 @@
+"""What the ledger can resolve, on the published full tables: a chapter value that is one of our own seeds is
+rarely contradicted (calibration, each seed left out in turn), and a chapter value far from our mean is
+contradicted by its number whatever its conclusion says (power), or the claim says it cannot resolve it."""
+
+import glob
+
+import numpy as np
+import pytest
+
+from attnlab import claims as C
+from attnlab.claims import stats
+from attnlab.claims.evaluate import estimate, seeded, uses_lead
+from attnlab.claims.rules import rounding
+from attnlab.claims.stats import Sample
+
+FULL_TABLES = C.ROOT / "results" / "full" / "tables"
+CLAIMS = C.load_claims()
+
+
+@pytest.fixture(scope="module")
+def full_tables():
+    paths = sorted(glob.glob(str(FULL_TABLES / "*.csv")))
+    if not paths:
+        pytest.skip("no published full tables")
+    return C.load_tables(paths)
+
+
+def one_run_numbers(tables):
+    """(claim, its value over one seed set) for every trained claim that compares one printed number with ours."""
+    for claim in CLAIMS:
+        rule = claim["rule"]
+        if (rule["kind"] in ("relative", "absolute") and "to" not in rule and seeded(claim, tables)
+                and not uses_lead(claim["value"]) and not claim.get("measurable")):
+            value = estimate(claim["value"], tables, claim["table"])
+            if len(value.counts) == 1 and value.point.ndim == 0:
+                yield claim, value
+
+
+def tolerance_at(claim, chapter):
+    rule = claim["rule"]
+    return rule["tolerance"] * (abs(chapter) if rule["kind"] == "relative" else 1.0) + float(rounding(claim)) / 2
+
+
+def test_a_seed_of_ours_as_the_chapters_run_is_rarely_contradicted(full_tables):
+    """Each seed in turn, left out of the sample, is the chapter's value: number-CONTRADICTED in at most 5 % plus
+    twice the simulation's standard error, claim by claim."""
+    checked = 0
+    for claim, value in one_run_numbers(full_tables):
+        seeds = value.per_seed()
+        n = seeds.size
+        if n < 5:
+            continue
+        failed = 0
+        for i in range(n):
+            rest = np.delete(seeds, i)
+            gap = Sample(np.asarray(rest.mean() - seeds[i]), {n - 1: rest - seeds[i]})
+            status, _ = stats.one_draw(gap, np.asarray(tolerance_at(claim, seeds[i])))
+            failed += status == "fail"
+        assert failed / n <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / n), (claim["id"], failed, n)
+        checked += 1
+    assert checked >= 30
+
+
+def test_a_chapter_far_from_our_mean_is_contradicted_by_its_number(full_tables):
+    """The chapter's value at our mean + (tolerance + 4 one-run spreads): the number is CONTRADICTED in at least
+    80 % of the claims, and every one where it is not says it cannot resolve it (with its band)."""
+    found = []
+    for claim, value in one_run_numbers(full_tables):
+        spread, _ = value.draw_error()
+        mean = float(value.point)
+        rule = claim["rule"]
+        # the tolerance at the shifted value: relative tolerances grow with it
+        scale = 1 / (1 - rule["tolerance"]) if rule["kind"] == "relative" and mean > 0 else 1.0
+        far = (mean + (tolerance_at(claim, mean) + 4 * float(spread))) * scale
+        row = C.judge({**claim, "chapter": far}, full_tables)
+        found.append((claim["id"], row["number"], row["band"]))
+    contradicted = [f for f in found if f[1] == "CONTRADICTED"]
+    assert len(contradicted) >= 0.8 * len(found), found
+    assert all(number in ("UNRESOLVED", "INCONCLUSIVE", "NOT JUDGED") and band
+               for _, number, band in found if number != "CONTRADICTED"), found
+
+
+def test_the_full_ledger_has_a_band_for_every_number_it_compares_with_one_run(full_tables):
+    ledger = C.ledger(CLAIMS, full_tables, "full")
+    compared = {claim["id"] for claim, _ in one_run_numbers(full_tables)}
+    rows = ledger[ledger["id"].isin(compared)]
+    assert len(rows) and (rows["band"].str.startswith("accepts [")).all()
+    assert set(ledger["number"]) <= set(C.VERDICTS) and (ledger["conclusion"] != "").all()
