@@ -146,7 +146,7 @@ def estimate(node, tables: dict, table_id: str) -> Sample:
         a, b = (estimate(child, tables, table_id) for child in node[op])
         if a.point.shape != b.point.shape and a.point.ndim and b.point.ndim:
             raise ClaimsError(f"{op} of values with shapes {a.point.shape} and {b.point.shape}")
-        value = stats.combine(np.subtract if op == "difference" else np.divide, a, b)
+        value = stats.paired(np.subtract if op == "difference" else np.divide, a, b)
     if "reduce" in node:
         value = reduce(node, value, x)
     return value
@@ -256,8 +256,8 @@ def run_check(check: dict, value: Sample, claim: dict, tables: dict, judging: Ju
         scale = check["tolerance"]
         tolerance = stats.combine(lambda t: scale * np.abs(t) if kind == "relative" else np.full_like(t, scale),
                                   target)
-        gap = stats.combine(np.subtract, value, target)
-        margins = [stats.combine(np.subtract, tolerance, gap), stats.combine(np.add, tolerance, gap)]
+        gap = stats.paired(np.subtract, value, target)
+        margins = [stats.paired(np.subtract, tolerance, gap), stats.paired(np.add, tolerance, gap)]
         text = gap_text(gap, tolerance.point, judging)
     else:
         margins = bound_margins(check, value, operand)
@@ -325,7 +325,7 @@ def bound_margins(check: dict, value: Sample, operand) -> list:
 
 
 def margin_of(sign: int, value: Sample, bound: Sample) -> Sample:
-    return stats.combine(lambda v, b: sign * (v - b), value, bound)
+    return stats.paired(lambda v, b: sign * (v - b), value, bound)
 
 
 def margin_interval(sign: int, value: Sample, bound: Sample, judging: Judging):

@@ -1,11 +1,10 @@
 """The ledger's statistics. A value is read per seed (a table's `<col>_seeds`, seed order) into a Sample:
 its estimate and, per seed set, every seed's value. Seeds are 0 … n−1 in every table (seed k of every
-row draws from k), so rows with the same count share their seeds: what is derived from them (a
-difference, a ratio, a lead, a reduction over rows) is computed seed by seed — paired. Rows of
-different counts share no set: their seeds are kept apart, each set's values computed with the other
-sets at their means (exact for differences, the delta method's linearisation for ratios), and the
-estimate's spread adds the sets' terms with Welch–Satterthwaite's degrees of freedom. No seed is
-dropped to make rows pair.
+row draws from k), so rows share their first seeds whatever their counts: what is derived from them (a
+difference, a ratio, a lead) is computed seed by seed on the seeds they share — paired — and centred on
+the estimate over every seed of every row (`paired`). Values of several rows of different counts read
+side by side (a list), and runs compared apart (`combine`), keep each set apart: each set's values
+computed with the other sets at their means, with Welch–Satterthwaite's degrees of freedom.
 
 Three ways to judge, by what the chapter printed:
 - one run (a number the chapter printed once, compared within a tolerance): Δ = our mean − the chapter,
@@ -137,7 +136,7 @@ def welch(parts, shape) -> tuple[np.ndarray, np.ndarray]:
 
 def combine(f, *samples: Sample) -> Sample:
     """f applied elementwise to samples: seed by seed where they read one seed set (or none), set by set (the
-    other sets at their points) where they read several."""
+    other sets at their means) where they read several."""
     counts = sorted({n for s in samples for n in s.sets})
     with np.errstate(divide="ignore", invalid="ignore"):
         shared = f(*align_shared(*(s.shared if s.shared is not None else s.point[..., None] for s in samples)))
@@ -147,6 +146,19 @@ def combine(f, *samples: Sample) -> Sample:
                 return Sample(values[..., 0], {}, shared)
             return Sample(values.mean(axis=-1), {counts[0]: values}, shared)
         return Sample(f(*(s.point for s in samples)), {n: f(*(s.at(n) for s in samples)) for n in counts}, shared)
+
+
+def paired(f, *samples: Sample) -> Sample:
+    """f applied elementwise to the values of rows of one table, seed by seed (combine), and where their counts
+    differ, on the seeds they share (seed k of every row draws from k: paired), each seed's value moved by the same
+    amount so that their mean is f of the estimates over every seed of every row."""
+    counts = {n for s in samples for n in s.sets}
+    if len(counts) <= 1:
+        return combine(f, *samples)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shared = f(*align_shared(*(s.shared if s.shared is not None else s.point[..., None] for s in samples)))
+        point = np.asarray(f(*(s.point for s in samples)), dtype=float)
+    return Sample(point, {shared.shape[-1]: shared - shared.mean(axis=-1, keepdims=True) + point[..., None]}, shared)
 
 
 def align_shared(*arrays: np.ndarray) -> list[np.ndarray]:
