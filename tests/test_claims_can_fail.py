@@ -465,7 +465,7 @@ JUST_PAST = {
         Put("score_runaway", {"variant": "undivided"}, "score_std_final",
             cell_times("score_runaway", {"variant": "undivided"}, "score_std_init", 120), spread=0.0)],
     "score_runaway.entropy": [Put("score_runaway", {"variant": "undivided"}, "entropy_final", 0.105, spread=0.0)],
-    "score_runaway.onehot": [Put("score_runaway", {"variant": "undivided"}, "onehot_share_final", 0.985, spread=0.0)],
+    "score_runaway.onehot": [Put("score_runaway", {"variant": "undivided"}, "onehot_share_final", 0.96, spread=0.0)],
     "score_runaway.divided_final_std": [Put("score_runaway", {"variant": "divided"}, "score_std_final", 10.5, spread=0.0)],
     "ladder.learned_vs_uniform": [ppl_row(8, cell_times("ladder", row(4), "held_out_ppl", 1, -6.9))],
     "ladder.four_heads_gain": [ppl_row(9, cell_times("ladder", row(8), "held_out_ppl", 1, -1.45))],

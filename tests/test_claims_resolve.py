@@ -86,3 +86,17 @@ def test_the_full_ledger_has_a_band_for_every_number_it_compares_with_one_run(fu
     rows = ledger[ledger["id"].isin(compared)]
     assert len(rows) and (rows["band"].str.startswith("accepts [")).all()
     assert set(ledger["number"]) <= set(C.VERDICTS) and (ledger["conclusion"] != "").all()
+
+
+def test_every_number_printed_from_one_run_uses_its_kinds_tolerance(full_tables):
+    """configs/claims.yaml states one tolerance per kind of quantity (its `tolerances:`, each with its reason); every
+    claim that compares one printed run with ours takes its rule from there (the anchor itself, not a copy)."""
+    import yaml
+    from attnlab.claims.rules import ClaimsLoader
+    doc = yaml.load(C.CLAIMS_FILE.read_text(encoding="utf-8"), Loader=ClaimsLoader)
+    schemes = list(doc["tolerances"].values())
+    by_id = {c["id"]: c for c in doc["claims"]}
+    compared = [claim["id"] for claim, _ in one_run_numbers(full_tables)]
+    assert len(compared) >= 30
+    for claim_id in compared:
+        assert any(by_id[claim_id]["rule"] is scheme for scheme in schemes), claim_id
