@@ -503,3 +503,20 @@ def test_a_spread_keeps_its_first_digit_when_the_mean_shows_few():
     assert show(60.1, 0.4814) == "60.1 ± 0.5"
     assert show(1.417, 0.199) == "1.417 ± 0.199"
     assert show(137.6, 6.0) == "137.60 ± 6.00"
+
+
+def test_two_outcomes_are_split_at_their_widest_gap_and_judged_on_the_nearest():
+    from attnlab.claims.evaluate import split_modes
+    low, high = split_modes(np.array([17.0, 6.5, 16.5, 7.0, 17.5, 6.0, 16.0]))
+    assert sorted(low) == [6.0, 6.5, 7.0] and sorted(high) == [16.0, 16.5, 17.0, 17.5]
+    c = claim({"kind": "relative", "tolerance": 0.1}, {"column": "w"}, chapter=17.0)
+    c["modes"] = 2
+    C.validate_claim(c)
+    row = C.judge(c, one_row_of([17.0, 6.5, 16.5, 7.0, 17.5, 6.0, 16.0]))
+    assert row["reproduced"] == "two modes: 6.5 ± 0.5 in 3 of 7 seeds; 16.75 ± 0.65 in 4 of 7 seeds"
+    assert row["seed_share"] == "4/7" and row["number"] != "CONTRADICTED"
+    assert C.judge({**c, "chapter": 0.0}, one_row_of([17.0, 6.5, 16.5, 7.0, 17.5, 6.0, 16.0]))["number"] == "CONTRADICTED"
+
+
+def one_row_of(seeds):
+    return {"t": seeded(pd.DataFrame({"k": [0]}), "w", [np.asarray(seeds, dtype=float)])}

@@ -100,3 +100,12 @@ def test_every_number_printed_from_one_run_uses_its_kinds_tolerance(full_tables)
     assert len(compared) >= 30
     for claim_id in compared:
         assert any(by_id[claim_id]["rule"] is scheme for scheme in schemes), claim_id
+
+
+def test_a_cost_of_two_outcomes_is_judged_against_the_nearest_mode(full_tables):
+    """dk256_cost has two outcomes among our seeds (the undivided head dies in some): its ledger row gives each mode
+    with its share, and a chapter that printed no cost at all is contradicted by its number."""
+    claim = next(c for c in CLAIMS if c["id"] == "scale_training.dk256_cost")
+    row = C.judge(claim, full_tables)
+    assert row["reproduced"].startswith("two modes: ") and row["reproduced"].count(" of 21 seeds") == 2
+    assert C.judge({**claim, "chapter": 0}, full_tables)["number"] == "CONTRADICTED"

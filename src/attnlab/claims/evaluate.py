@@ -454,6 +454,28 @@ def timed_short(claim: dict, expressions, value: Sample) -> bool:
     return bool(timings & read) and max(value.counts, default=1) < MIN_REPEATS
 
 
+def split_modes(seeds: np.ndarray) -> list[np.ndarray]:
+    """A value with two outcomes, its seeds cut at the widest gap between their sorted values (two seeds at least on
+    each side): the lower mode's seeds and the upper's."""
+    order = np.sort(seeds)
+    cut = order[int(np.argmax(np.diff(order)[1:-1])) + 2]
+    return [seeds[seeds < cut], seeds[seeds >= cut]]
+
+
+def nearest_mode(value: Sample, claim: dict) -> tuple[Sample, str, str]:
+    """For a claim of `modes: 2` (two outcomes among our seeds, a mean of which describes neither): the mode nearest
+    the chapter's run as a value of its own (the chapter's run is one draw, of one mode), each mode's mean ± sd and
+    share, and the nearest mode's share."""
+    seeds = value.per_seed()
+    if seeds.size < 4:  # two seeds a mode at least: fewer show no modes
+        return value, summary(value), ""
+    modes = split_modes(seeds)
+    nearest = min(modes, key=lambda m: abs(m.mean() - float(claim["chapter"])))
+    said = "; ".join(f"{show(m.mean(), m.std(ddof=1))} in {m.size} of {seeds.size} seeds" for m in modes)
+    return Sample(np.asarray(nearest.mean()), {nearest.size: nearest}), f"two modes: {said}", \
+        f"{nearest.size}/{seeds.size}"
+
+
 def not_measured(claim: dict, tables: dict) -> str:
     """Why the chapter's quantity was not measured on the device that made the claim's table (its `measurable`),
     or "" where it was."""
@@ -490,7 +512,10 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
         row.update(reproduced=summary(value), interval=interval_text(value, judging),
                    seeds=min(value.counts, default=1),
                    seed_sets=" · ".join(map(str, sorted(value.counts, reverse=True))) if len(value.counts) > 1 else "")
-        rule = checked(claim["rule"], value, claim, tables, judging, uses_lead(claim["value"]),
+        judged_value, mode_share = value, ""
+        if claim.get("modes"):
+            judged_value, row["reproduced"], mode_share = nearest_mode(value, claim)
+        rule = checked(claim["rule"], judged_value, claim, tables, judging, uses_lead(claim["value"]),
                        [claim["value"], claim["rule"]])
         conclusion, note, concluded = claim.get("conclusion"), "", None
         if conclusion:
@@ -510,7 +535,11 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
     said = CONCLUSION_VERDICTS[concluded.status] if concluded else NO_CONCLUSION
     judged = "NOT JUDGED" if shortened and trained else overall_verdict(number, said)
     row.update(number=number, conclusion=said, band=rule.band)
-    row["seed_share"] = " · ".join(o.share for o in (rule, concluded) if o and o.share)
+    row["seed_share"] = " · ".join([*([mode_share] if mode_share else []), *(o.share for o in (rule, concluded)
+                                                                             if o and o.share)])
+    if mode_share:
+        note = "; ".join(filter(None, [f"the chapter's run judged against the nearest mode, {mode_share} of our seeds",
+                                       note]))
     undecided = [o for o in (rule, concluded) if o and o.status in ("inconclusive", "unjudged")]
     whys = list(dict.fromkeys(o.why for o in undecided if o.why))  # one reason once, for the rule and conclusion
     if any(o.why.startswith("a timing") for o in undecided):

@@ -15,7 +15,7 @@ CLAIMS_FILE = ROOT / "configs" / "claims.yaml"
 PIPELINE_FILE = ROOT / "configs" / "pipeline.yaml"
 
 OPTIONAL_CLAIM_KEYS = {"conclusion", "headline", "range", "timing", "rounding", "reason", "measurable",
-                       "necessary"}
+                       "necessary", "modes"}
 CLAIM_KEYS = {"id", "table", "statement", "chapter", "value", "rule"} | OPTIONAL_CLAIM_KEYS
 REQUIRED_CLAIM_KEYS = CLAIM_KEYS - OPTIONAL_CLAIM_KEYS
 TARGET_CHECKS = ("exact", "relative", "absolute")  # compared with the chapter's number (or `to`)
@@ -198,6 +198,9 @@ def validate_claim(claim: dict) -> None:
     if "necessary" in claim and claim["necessary"] is not True:
         raise ClaimsError(f"{where}: necessary is true (the chapter argues the outcome holds in every model) or "
                           f"absent, not {claim['necessary']!r}")
+    if "modes" in claim and claim["modes"] != 2:
+        raise ClaimsError(f"{where}: modes is 2 (two outcomes among our seeds, the chapter's run judged against the "
+                          f"nearest) or absent, not {claim['modes']!r}")
     measurable = claim.get("measurable")
     if measurable is not None and not (isinstance(measurable, dict) and set(measurable) == {"column", "matches", "says"}
                                        and all(isinstance(v, str) and v for v in measurable.values())):
