@@ -109,3 +109,17 @@ def test_a_cost_of_two_outcomes_is_judged_against_the_nearest_mode(full_tables):
     row = C.judge(claim, full_tables)
     assert row["reproduced"].startswith("two modes: ") and row["reproduced"].count(" of 21 seeds") == 2
     assert C.judge({**claim, "chapter": 0}, full_tables)["number"] == "CONTRADICTED"
+
+
+def test_an_outcome_of_one_of_our_seeds_as_the_chapters_model_is_rarely_contradicted(full_tables):
+    """For every claim judged on an outcome per seed (the chapter's one model), each of our seeds in turn, left out,
+    is the chapter's model: its outcome is contradicted (rare among the other seeds) in at most 5 % plus twice the
+    simulation's standard error of the seeds."""
+    ledger = C.ledger([c for c in CLAIMS if not c.get("modes") and not c.get("necessary")], full_tables, "full")
+    shares = [(r.id, *map(int, r.seed_share.split(" · ")[0].split("/"))) for r in ledger.itertuples() if r.seed_share]
+    assert len(shares) >= 4
+    for claim_id, k, n in shares:
+        # a seed where it holds leaves k − 1 of n − 1 holding; one where it does not, n − k − 1 not holding
+        rate = (k * (stats.decide_draw(k - 1, n - 1) == "fail")
+                + (n - k) * (stats.decide_draw(n - k - 1, n - 1) == "fail")) / n
+        assert rate <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / n), (claim_id, k, n, rate)

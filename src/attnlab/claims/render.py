@@ -22,7 +22,10 @@ NUMBER_WORDS = {"MATCH": "agree to their tolerance", "CONSISTENT": "agree as wel
                 "UNRESOLVED": "cannot be resolved", "CONTRADICTED": "fail", "INCONCLUSIVE": "need more seeds",
                 "NOT JUDGED": "not judged", "NOT MEASURABLE": "not measurable here", "MISSING": "missing"}
 KINDS = ("trained", "analytic")
-CONCLUSION_ORDER = [*dict.fromkeys(CONCLUSION_VERDICTS.values()), "NOT MEASURABLE", "MISSING", NO_CONCLUSION]  # read over seeds (trained runs, seeded measurements), or computed / measured once
+CONCLUSION_ORDER = [*dict.fromkeys(CONCLUSION_VERDICTS.values()), "NOT MEASURABLE", "MISSING", NO_CONCLUSION]
+CONCLUSION_WORDS = ("HOLDS or FAILS on our mean's interval (or on most of our seeds), is INCONCLUSIVE where more seeds "
+                    "could decide it, PLAUSIBLE where the outcome it names is a minority outcome of ours (a plausible "
+                    "draw), or NOT JUDGED where our seeds give it no spread")  # read over seeds (trained runs, seeded measurements), or computed / measured once
 
 
 # ---------------------------------------------------------------- numbers and rules as text
@@ -147,10 +150,9 @@ def counted(column: pd.Series, order, words: dict | None = None) -> str:
 def verdict_definitions(bullet: str = "- ") -> list[str]:
     """Each verdict in one sentence (rules.VERDICTS), the conclusion's words and how a claim's verdict is derived
     (rules.OVERALL_RULE), as Markdown lines."""
-    conclusions = ", ".join(dict.fromkeys(CONCLUSION_VERDICTS.values()))
     return [f"{bullet}**{verdict}**: {meaning}" for verdict, meaning in VERDICTS.items()] + [
-        f"{bullet}A conclusion (the chapter's point without its number) reads {conclusions} (a minority outcome, "
-        f"a plausible draw), or {NO_CONCLUSION} where the chapter states none. {OVERALL_RULE}"]
+        f"{bullet}A conclusion (the chapter's point without its number) {CONCLUSION_WORDS}, and the ledger reads "
+        f"{NO_CONCLUSION} where the chapter states none. {OVERALL_RULE}"]
 
 
 def seeds_text(df: pd.DataFrame) -> str:

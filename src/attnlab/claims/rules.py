@@ -68,7 +68,8 @@ OVERALL_RULE = ("A claim's verdict comes from its number's and its conclusion's,
                 "conclusion FAILS; when the number is CONTRADICTED, CONCLUSION HOLDS if the conclusion HOLDS, else "
                 "CONTRADICTED; INCONCLUSIVE (NOT JUDGED) when the conclusion is; CONSISTENT at best when the conclusion is only "
                 "PLAUSIBLE (a minority outcome); otherwise the number's verdict. A passing conclusion never changes "
-                "the number's own column, and the counts give numbers and conclusions apart.")
+                "the number's own column, and the counts give numbers and conclusions apart. In a shortened profile (quick, "
+                "smoke) every trained claim is NOT JUDGED against the chapter; its two columns show what it found.")
 
 
 def overall_verdict(number: str, conclusion: str) -> str:
