@@ -17,8 +17,7 @@ from omegaconf import OmegaConf
 from attnlab.claims import stats
 from attnlab.claims.render import describe_check, describe_claim, show, show_chapter, show_number
 from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, NUMBER_VERDICTS, ROOT, READ_OPERATORS,
-                                  TARGET_CHECKS, ClaimsError, is_number, load_looks, overall_verdict, rounding,
-                                  verdict_of)
+                                  TARGET_CHECKS, ClaimsError, is_number, load_looks, overall_verdict, rounding)
 from attnlab.claims.stats import Sample
 from attnlab.tables import SEEDS_SUFFIX, own_rows, per_seed
 
@@ -409,11 +408,6 @@ def gap_text(gap: Sample, tolerance: np.ndarray, judging: Judging) -> str:
 
 
 # ---------------------------------------------------------------- verdicts
-
-def verdict(rule: str, conclusion: str | None) -> str:
-    """From the rule's and the conclusion's status (None: the claim has no conclusion)."""
-    return verdict_of(rule, conclusion)
-
 
 def summary(value) -> str:
     """mean ± sd over seeds (a Sample: the sd of one run, every seed set's spread added)."""

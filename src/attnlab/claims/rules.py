@@ -85,12 +85,6 @@ def overall_verdict(number: str, conclusion: str) -> str:
     return number
 
 
-def verdict_of(rule: str, conclusion: str | None) -> str:
-    """The verdict from the rule's and the conclusion's status (pass, fail, inconclusive, consistent, unresolved,
-    unjudged; None: the claim has no conclusion)."""
-    return overall_verdict(NUMBER_VERDICTS[rule], CONCLUSION_VERDICTS[conclusion] if conclusion else NO_CONCLUSION)
-
-
 class ClaimsError(ValueError):
     """configs/claims.yaml (or a README) is malformed."""
 
