@@ -538,10 +538,9 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
     whys = list(dict.fromkeys(o.why for o in undecided if o.why))  # one reason once, for the rule and conclusion
     if any(o.why.startswith("a timing") for o in undecided):
         row["plan"] = f"{MIN_REPEATS} repeated timings per size"
-    if shortened and trained:
-        whys.insert(0, "a shortened profile: its trained numbers are not the chapter's runs and are not judged "
-                       "against the chapter (this profile publishes no multi-seed reference of its own)")
-    elif judged == "INCONCLUSIVE":
+    first = ("a shortened profile: its trained numbers are not the chapter's runs and are not judged against the "
+             "chapter (this profile publishes no multi-seed reference of its own)" if shortened and trained else "")
+    if judged == "INCONCLUSIVE":
         needed = [o.to_decide for o in undecided if not o.why]
         if needed and all(needed):
             row["plan"] = f"{max(needed)} seeds per row"
@@ -556,7 +555,7 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
         whys.append("the chapter's run sits near the tolerance's edge: no count of our seeds decides it")
     if number == "CONTRADICTED" and not shortened:
         whys.append(f"the number fails its rule ({describe_check(claim['rule'])}): {rule.margin}")
-    note = "; ".join(filter(None, [note, *whys]))
+    note = "; ".join(filter(None, [first, note, *whys]))
     reason = claim.get("reason", "") if judged in ("CONTRADICTED", "INCONCLUSIVE") else ""
     return {**row, "verdict": judged, "margin": rule.margin, "note": note, "reason": reason}
 
