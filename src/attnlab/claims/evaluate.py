@@ -487,8 +487,9 @@ def not_measured(claim: dict, tables: dict) -> str:
 def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) -> dict:
     """One ledger row: the number's verdict and the conclusion's apart, and the claim's from both
     (rules.overall_verdict). `looks`: how many times the rows it reads had seeds added after reading the ledger (its
-    level: stats.level_for); `shortened`: the profile trains a shortened budget, so a trained claim is not judged
-    against the chapter (its conclusion is still checked, and shown)."""
+    level: stats.level_for); `shortened`: the profile trains a shortened budget, so a trained claim's printed number
+    is not compared with the chapter's and nothing that fails at that budget is held against the chapter (NOT
+    JUDGED); its orderings and conclusions that hold are shown."""
     trained = seeded(claim, tables)
     judging = Judging(stats.level_for(looks), stats.level_for(looks + 1),
                       tuple(claim["range"]) if "range" in claim else None, trained, bool(claim.get("necessary")))
@@ -525,9 +526,14 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
                     + f": {concluded.margin}")
     except Missing as why:
         return {**row, "verdict": "MISSING", "margin": "–", "note": str(why), "reason": ""}
-    number = "NOT JUDGED" if shortened and trained else NUMBER_VERDICTS[rule.status]
+    number = NUMBER_VERDICTS[rule.status]
     said = CONCLUSION_VERDICTS[concluded.status] if concluded else NO_CONCLUSION
-    judged = "NOT JUDGED" if shortened and trained else overall_verdict(number, said)
+    if shortened and trained:  # its runs are not the chapter's: no printed number is compared, no failure held
+        printed = claim["rule"]["kind"] in ("relative", "absolute") and "to" not in claim["rule"]
+        number = "NOT JUDGED" if printed or number == "CONTRADICTED" else number
+        said = "NOT JUDGED" if said == "FAILS" else said
+    judged = ("CONCLUSION HOLDS" if number == "NOT JUDGED" and said == "HOLDS" and shortened
+              else overall_verdict(number, said))
     row.update(number=number, conclusion=said, band=rule.band)
     row["seed_share"] = " · ".join([*([mode_share] if mode_share else []), *(o.share for o in (rule, concluded)
                                                                              if o and o.share)])
@@ -538,8 +544,9 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
     whys = list(dict.fromkeys(o.why for o in undecided if o.why))  # one reason once, for the rule and conclusion
     if any(o.why.startswith("a timing") for o in undecided):
         row["plan"] = f"{MIN_REPEATS} repeated timings per size"
-    first = ("a shortened profile: its trained numbers are not the chapter's runs and are not judged against the "
-             "chapter (this profile publishes no multi-seed reference of its own)" if shortened and trained else "")
+    first = ("a shortened profile: its runs are not the chapter's, so its numbers are not compared with the "
+             "chapter's and what fails at its budget is not judged (this profile publishes no multi-seed reference "
+             "of its own)" if shortened and trained else "")
     if judged == "INCONCLUSIVE":
         needed = [o.to_decide for o in undecided if not o.why]
         if needed and all(needed):

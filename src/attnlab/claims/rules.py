@@ -44,12 +44,15 @@ VERDICTS = {
     "UNRESOLVED": "The chapter's single run is not ruled out, but the tolerance is narrower than one run of ours can "
                   "show (below 1.645 seed sd): no count of our seeds could show agreement; the band column gives the "
                   "chapter values the number test accepts and the shift it would catch 80 % of the time.",
-    "CONCLUSION HOLDS": "The number is CONTRADICTED (its own column says so, and the counts of numbers count it), "
-                        "but the chapter's point without its number (the conclusion) holds.",
+    "CONCLUSION HOLDS": "The number is CONTRADICTED (its own column says so, and the counts of numbers count it) "
+                        "or, in a shortened profile, not judged, but the chapter's point without its number (the "
+                        "conclusion) holds.",
     "INCONCLUSIVE": "Not decided yet, and more of our seeds (or repeated timings) could decide it: the plan "
                     "column gives the count at 80 % power.",
-    "NOT JUDGED": "Our runs cannot judge the number: our seeds give it no spread (one seed, or seeds that all agree) "
-                  "and it misses, or the profile trains a shortened budget, so its runs are not the chapter's.",
+    "NOT JUDGED": "Our runs cannot judge the claim: our seeds give its number no spread (one seed, or seeds that "
+                  "all agree) and it misses, or the profile trains a shortened budget, so its runs are not the "
+                  "chapter's: its printed numbers are not compared, and what fails at that budget is not held "
+                  "against the chapter.",
     "NOT MEASURABLE": "The chapter's quantity cannot be measured on the device that made the table; it is not judged "
                       "on a neighbouring quantity instead.",
     "CONTRADICTED": "The chapter's point is false on our runs: its number lies outside the tolerance beyond our "
@@ -69,7 +72,8 @@ OVERALL_RULE = ("A claim's verdict comes from its number's and its conclusion's,
                 "CONTRADICTED; INCONCLUSIVE (NOT JUDGED) when the conclusion is; CONSISTENT at best when the conclusion is only "
                 "PLAUSIBLE (a minority outcome); otherwise the number's verdict. A passing conclusion never changes "
                 "the number's own column, and the counts give numbers and conclusions apart. In a shortened profile (quick, "
-                "smoke) every trained claim is NOT JUDGED against the chapter; its two columns show what it found.")
+                "smoke) a trained claim's printed number, and whatever fails at that budget, is NOT JUDGED; a "
+                "conclusion that holds there gives CONCLUSION HOLDS.")
 
 
 def overall_verdict(number: str, conclusion: str) -> str:
