@@ -461,9 +461,9 @@ def nearest_mode(value: Sample, claim: dict) -> tuple[Sample, str, str]:
     the chapter's run as a value of its own (the chapter's run is one draw, of one mode), each mode's mean ± sd and
     share, and the nearest mode's share."""
     seeds = value.per_seed()
-    if seeds.size < 4:  # two seeds a mode at least: fewer show no modes
+    modes = split_modes(seeds) if seeds.size >= 4 else []
+    if min((m.size for m in modes), default=0) < 2:  # two seeds a mode at least (ties can leave one side short)
         return value, summary(value), ""
-    modes = split_modes(seeds)
     nearest = min(modes, key=lambda m: abs(m.mean() - float(claim["chapter"])))
     said = "; ".join(f"{show(m.mean(), m.std(ddof=1))} in {m.size} of {seeds.size} seeds" for m in modes)
     return Sample(np.asarray(nearest.mean()), {nearest.size: nearest}), f"two modes: {said}", \
