@@ -69,7 +69,7 @@ def test_the_figure_counts_the_ledger_and_marks_each_verdict_as_the_report_does(
         fig = plot.claims_figure(LEDGER)
         style.layout(fig)
     title, subtitle = headline(fig)
-    assert title == "5 of 8 claims match the chapter; 1 contradicted; 1 inconclusive; 1 missing"
+    assert title == "5 of 8 claims match the chapter; 1 inconclusive; 1 contradicted; 1 missing"  # the verdicts' order
     assert "4 numeric claims drawn" in subtitle
     assert ("left out: 2 not a single number (words or a list), 1 with the chapter's value 0 (no ratio), "
             "1 not measured") in subtitle

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab.claims.render import seeds_text, summary_line, variant_lines
+from attnlab.claims.render import seeds_text, summary_line, variant_lines, verdict_definitions
 from attnlab.claims.rules import VERDICTS
 from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
@@ -41,6 +41,8 @@ REPRODUCED = ("MATCH", "CONCLUSION HOLDS")
 # the chapter's one run is a plausible draw of ours, agreement to its tolerance not shown: listed with what was
 # reproduced, apart; every other verdict under what did not reproduce
 CONSISTENT = "CONSISTENT"
+# not ruled out, but the tolerance is below what one run can show: listed apart from both, with its band
+UNRESOLVED = "UNRESOLVED"
 KINDS = ("analytic", "trained")
 PROVENANCE = ("commit", "device", "seed_ids", "run_dates")  # read as text: a commit of digits only is not a number
 DEVICE_KINDS = ("cpu", "cuda", "mps")  # what a record says where it names no model
@@ -404,12 +406,19 @@ def summary(ledger: pd.DataFrame, kind: pd.Series, profile: str) -> str:
             done, near = int(these["verdict"].isin(REPRODUCED).sum()), int((these["verdict"] == CONSISTENT).sum())
             said.append(f"{done} of the {len(these)} {k} claims reproduced"
                         + (f", {near} consistent with the chapter's one run" if near else ""))
-    loose = (f" The {esc(profile)} profile trains short budgets: its verdicts show that every claim can be read and "
-             "judged, not whether the chapter's numbers come back (the full profile does)." if profile != "full" else "")
-    return (f"<p>The chapter's {len(ledger)} claims: {esc('; '.join(said))} (MATCH or CONCLUSION HOLDS). Analytic "
+    loose = (f"<p><strong>The {esc(profile)} profile trains short budgets: its trained claims are NOT JUDGED against "
+             "the chapter (its runs are not the chapter's); its verdicts show that every claim can be read and judged, "
+             "not whether the chapter's numbers come back (the full profile does).</strong></p>"
+             if profile != "full" else "")
+    failed = ledger[ledger["verdict"] == "CONTRADICTED"]["id"].tolist()
+    verdict = (f"<p><strong>The verdict: {len(failed)} of the chapter's claims fail on our runs (CONTRADICTED: the "
+               f"chapter's point is false on our runs){': ' + esc(', '.join(failed)) if failed else ''}.</strong> "
+               f"What each verdict means:</p>{verdict_meanings()}<p>Counts, with numbers and conclusions judged apart: "
+               f"{esc(summary_line(ledger))}.</p>")
+    return loose + verdict + (f"<p>The chapter's {len(ledger)} claims: {esc('; '.join(said))} (MATCH or CONCLUSION HOLDS). Analytic "
             "claims are computed or measured once (parameter counts, the averaging matrix, statistics of random rows); "
             "trained claims are read over seeds, of trained runs or of a measurement repeated (the timings), where one "
-            f"printed run of the chapter's meets our spread.{loose}</p>" + counts_table(ledger, kind))
+            f"printed run of the chapter's meets our spread.</p>" + counts_table(ledger, kind))
 
 
 def reproduced(ledger: pd.DataFrame, kind: pd.Series, titles: dict) -> str:
@@ -428,16 +437,21 @@ def reproduced(ledger: pd.DataFrame, kind: pd.Series, titles: dict) -> str:
             out.append(f"<p><strong>{k.capitalize()}</strong> ({len(these)}):</p><ul>{by_table(these)}</ul>")
     near = ledger[ledger["verdict"] == CONSISTENT]
     if len(near):
-        out.append(f"<p><strong>Consistent with the chapter's one run</strong> ({len(near)}): its number is a plausible "
-                   "draw of ours, but one run spreads wider than the chapter's tolerance, so agreement to that "
-                   f"tolerance cannot be shown:</p><ul>{by_table(near)}</ul>")
+        out.append(f"<p><strong>Consistent with the chapter's one run</strong> ({len(near)}): it agrees as well as one "
+                   f"run can show (or the chapter's model shows a minority outcome of ours):</p><ul>{by_table(near)}</ul>")
+    unresolved = ledger[ledger["verdict"] == UNRESOLVED]
+    if len(unresolved):
+        out.append(f"<p><strong>Not ruled out, but unresolved</strong> ({len(unresolved)}): the chapter's run is not "
+                   "contradicted, but its tolerance is narrower than one run of ours can show, so agreement to it "
+                   "cannot be shown at any count of seeds (the ledger's band column says what each test can resolve):"
+                   f"</p><ul>{by_table(unresolved)}</ul>")
     return "".join(out) or "<p>No claim reproduced.</p>"
 
 
 def not_reproduced(ledger: pd.DataFrame, hypotheses: pd.DataFrame | None, titles: dict) -> str:
     """One item per claim that is neither MATCH nor CONCLUSION HOLDS: ours against the chapter's with its
     seeds, why (the ledger's `reason`, where it gives one), and the hypotheses tried on it."""
-    missed = ledger[~ledger["verdict"].isin((*REPRODUCED, CONSISTENT))]
+    missed = ledger[~ledger["verdict"].isin((*REPRODUCED, CONSISTENT, UNRESOLVED))]
     if missed.empty:
         return "<p>Every claim is reproduced or consistent with the chapter's one run.</p>"
     order = ["CONTRADICTED", *(v for v in VERDICTS if v != "CONTRADICTED")]  # the chapter's point false first
@@ -466,9 +480,11 @@ def tried(claim_id: str, hypotheses: pd.DataFrame | None) -> str:
 
 
 def verdict_meanings() -> str:
-    """Each verdict in a sentence: the ledger's own definitions (claims.rules.VERDICTS)."""
-    return '<dl class="verdicts">' + "".join(f"<dt>{verdict_mark(v)}</dt><dd>{esc(meaning)}</dd>"
-                                             for v, meaning in VERDICTS.items()) + "</dl>"
+    """Each verdict in a sentence, the conclusion's words and the rule that derives a claim's verdict: the ledger's
+    own definitions (claims.rules), in the summary before any count uses them."""
+    return ('<dl class="verdicts">' + "".join(f"<dt>{verdict_mark(v)}</dt><dd>{esc(meaning)}</dd>"
+                                              for v, meaning in VERDICTS.items())
+            + f"<dt>conclusions</dt><dd>{esc(verdict_definitions('')[-1])}</dd></dl>")
 
 
 def span(values: list[str]) -> str:
@@ -477,7 +493,7 @@ def span(values: list[str]) -> str:
 
 FRONT = (("summary", "Summary"), ("reproduced", "What was reproduced"), ("not-reproduced", "What did not reproduce"),
          ("choices", "Choices the chapter does not state"), ("easy-hard", "What was easy, and what was hard"),
-         ("verdicts", "What the verdicts mean"), ("claims-plot", "Every claim at a glance"),
+         ("claims-plot", "Every claim at a glance"),
          ("ledger", "Every claim: the ledger"))
 
 
@@ -504,7 +520,6 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         "not-reproduced": not_reproduced(ledger, hypotheses, titles),
         "choices": caption_html(captions["choices"]) if "choices" in captions else "",
         "easy-hard": caption_html(captions["easy_hard"]) if "easy_hard" in captions else "",
-        "verdicts": verdict_meanings(),
         "claims-plot": claims_plot(claims_figure, folder) if claims_figure else "",
         "ledger": f'<p class="meta">ours: our mean ± sd over seeds; {LEVEL * 100:g} % interval: the mean\'s; seeds: how many the '
                   "claim reads; margin: the mean's distance from the chapter in tolerances (tol), ± its interval, or how "

@@ -38,9 +38,10 @@ HEADLINE = "headline"  # gid of the title and subtitle, which layout() keeps abo
 # A verdict, in the report and in the claims plot: Okabe and Ito's colour-blind-safe hues, and a mark
 # each, so no verdict is told by colour alone
 VERDICT_COLOURS = {"MATCH": "#0072B2", "CONSISTENT": "#8E4585", "CONCLUSION HOLDS": "#009E73",
-                   "INCONCLUSIVE": "#B35C00", "CONTRADICTED": "#C1272D", "MISSING": "#6e7781"}
+                   "INCONCLUSIVE": "#B35C00", "CONTRADICTED": "#C1272D", "MISSING": "#6e7781",
+                   "UNRESOLVED": "#CC79A7", "NOT JUDGED": "#6e7781", "NOT MEASURABLE": "#6e7781"}
 VERDICT_MARKS = {"MATCH": "✓", "CONSISTENT": "○", "CONCLUSION HOLDS": "≈", "INCONCLUSIVE": "?", "CONTRADICTED": "✗",
-                 "MISSING": "–"}
+                 "MISSING": "–", "UNRESOLVED": "◌", "NOT JUDGED": "⊘", "NOT MEASURABLE": "⊘"}
 # the SVG names its clip paths and glyphs by hashes salted with this, not with a random salt, so a
 # rebuilt figure is the same bytes
 SVG_SALT = "attnlab"

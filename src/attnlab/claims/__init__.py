@@ -9,8 +9,9 @@ configs/claims.yaml holds the chapter's numbers (its header documents the vocabu
 reads a value out of a table CSV, seed by seed, checks it with its `rule` and, where given, its
 `conclusion`: a number the chapter printed as one run of its code (against the spread of one run of
 ours), a conclusion, bound or ordering on our mean's interval, an outcome per seed on the share of
-seeds (stats). The verdicts — MATCH, CONSISTENT, CONCLUSION HOLDS, INCONCLUSIVE, CONTRADICTED,
-MISSING — are defined once, in rules.VERDICTS. Each ledger row also gives the margin, the mean's
+seeds, judged as a draw (stats). The number and the conclusion get verdicts of their own and the
+claim's is derived from both (rules.OVERALL_RULE); the verdicts are defined once, in rules.VERDICTS.
+Each ledger row also gives the margin, a one-run number's band (what its test can resolve), the mean's
 interval, the seed sets read, the looks its rows had (configs/pipeline.yaml's seed plans: every level
 corrected for them) and, for an INCONCLUSIVE claim, the seeds that would decide it with 80 % power.
 
@@ -23,9 +24,9 @@ plot      the claims plot: every numeric claim as ours ÷ chapter (python -m att
 """
 
 from attnlab.claims.cli import main
-from attnlab.claims.evaluate import Missing, evaluate, judge, ledger, load_tables, verdict
+from attnlab.claims.evaluate import Missing, evaluate, judge, ledger, load_tables
 from attnlab.claims.render import README_END, README_START, summary_line
 from attnlab.claims.rules import CLAIMS_FILE, ROOT, VERDICTS, ClaimsError, load_claims, validate_claim
 
 __all__ = ["CLAIMS_FILE", "ROOT", "README_END", "README_START", "VERDICTS", "ClaimsError", "Missing", "evaluate",
-           "judge", "ledger", "load_claims", "load_tables", "main", "summary_line", "validate_claim", "verdict"]
+           "judge", "ledger", "load_claims", "load_tables", "main", "summary_line", "validate_claim"]

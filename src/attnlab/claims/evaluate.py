@@ -15,9 +15,9 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from attnlab.claims import stats
-from attnlab.claims.render import describe_claim, show, show_chapter, show_number
-from attnlab.claims.rules import (ROOT, READ_OPERATORS, TARGET_CHECKS, ClaimsError, is_number, load_looks, rounding,
-                                  verdict_of)
+from attnlab.claims.render import describe_check, describe_claim, show, show_chapter, show_number
+from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, NUMBER_VERDICTS, ROOT, READ_OPERATORS,
+                                  TARGET_CHECKS, ClaimsError, is_number, load_looks, overall_verdict, rounding)
 from attnlab.claims.stats import Sample
 from attnlab.tables import SEEDS_SUFFIX, own_rows, per_seed
 
@@ -145,7 +145,7 @@ def estimate(node, tables: dict, table_id: str) -> Sample:
         a, b = (estimate(child, tables, table_id) for child in node[op])
         if a.point.shape != b.point.shape and a.point.ndim and b.point.ndim:
             raise ClaimsError(f"{op} of values with shapes {a.point.shape} and {b.point.shape}")
-        value = stats.combine(np.subtract if op == "difference" else np.divide, a, b)
+        value = stats.paired(np.subtract if op == "difference" else np.divide, a, b)
     if "reduce" in node:
         value = reduce(node, value, x)
     return value
@@ -200,11 +200,13 @@ def reduced(how: str, value: np.ndarray, x) -> np.ndarray:
 
 @dataclass
 class Outcome:
-    status: str                   # "pass", "fail", "inconclusive" or "consistent" (one run: see stats.one_draw)
+    status: str                   # "pass", "fail", "inconclusive"; a one-run number or an outcome of one model:
+                                  # also "consistent", "unresolved", "unjudged" (rules.NUMBER_VERDICTS)
     margin: str                   # how far the value is from the chapter (or past the bound), for the ledger
     share: str = ""               # "k/n": seeds in which the outcome holds, where the check is judged on them
     to_decide: int = 0            # seeds per row that would decide it with 80 % power (0: no count would)
     why: str = ""                 # what keeps it undecided, where that is not the seeds' spread
+    band: str = ""                # a one-run number: the chapter values it accepts, the shift it catches (stats.band)
 
 
 @dataclass(frozen=True)
@@ -214,6 +216,8 @@ class Judging:
     level: float = stats.LEVEL
     next_level: float = stats.level_for(2)
     bounds: tuple[float, float] | None = None
+    seeded: bool = False  # a value made over seeds (a trained claim): one seed, or no spread, judges no miss
+    necessary: bool = False  # an outcome per seed the chapter argues holds in every model (stats.decide_necessary)
 
 
 def overall(statuses) -> str:
@@ -246,13 +250,13 @@ def run_check(check: dict, value: Sample, claim: dict, tables: dict, judging: Ju
                 a, b = np.round(a, decimals), np.round(b, decimals)
             gap = np.max(np.abs(a - b))
             return Outcome("pass", "exact") if gap == 0 else Outcome("fail", f"off by {show_number(float(gap))}")
-        if "to" not in check and value.sets and not by_share:  # the chapter's number: one run of its code
+        if "to" not in check and (value.sets or judging.seeded) and not by_share:  # the chapter's one run
             return one_run_outcome(value, claim, check, judging)
         scale = check["tolerance"]
         tolerance = stats.combine(lambda t: scale * np.abs(t) if kind == "relative" else np.full_like(t, scale),
                                   target)
-        gap = stats.combine(np.subtract, value, target)
-        margins = [stats.combine(np.subtract, tolerance, gap), stats.combine(np.add, tolerance, gap)]
+        gap = stats.paired(np.subtract, value, target)
+        margins = [stats.paired(np.subtract, tolerance, gap), stats.paired(np.add, tolerance, gap)]
         text = gap_text(gap, tolerance.point, judging)
     else:
         margins = bound_margins(check, value, operand)
@@ -264,26 +268,41 @@ def run_check(check: dict, value: Sample, claim: dict, tables: dict, judging: Ju
 
 def one_run_outcome(value: Sample, claim: dict, check: dict, judging: Judging) -> Outcome:
     """The chapter printed one run: Δ against the spread of one run of ours (stats.one_draw), the tolerance
-    widened by half the last digit the chapter printed."""
+    widened by half the last digit the chapter printed. Undecided, it is INCONCLUSIVE where more seeds would decide
+    it, UNRESOLVED where the tolerance is narrower than one run can show (stats.resolvable), CONSISTENT otherwise;
+    with no spread (one seed, or seeds that all agree) a miss is not judged. Its band: the chapter values the test
+    accepts, and the shift it catches 80 % of the time (stats.band)."""
     chapter = np.asarray(claim["chapter"], dtype=float)
     tolerance = check["tolerance"] * (np.abs(chapter) if check["kind"] == "relative" else 1.0) \
         + rounding(claim) / 2
     gap = stats.combine(np.subtract, value, Sample.constant(chapter))
-    status, band = stats.one_draw(gap, tolerance, judging.level)
+    tolerance = np.broadcast_to(tolerance, gap.point.shape)
+    status, half = stats.one_draw(gap, tolerance, judging.level)
     with np.errstate(divide="ignore", invalid="ignore"):
         in_tol = np.abs(gap.point) / tolerance
-    worst = np.unravel_index(np.nanargmax(in_tol), in_tol.shape) if np.isfinite(in_tol).any() else None
-    text = "not a number" if worst is None else (
-        f"Δ {float(in_tol[worst]):.2g} tol ± {float(np.broadcast_to(band / tolerance, in_tol.shape)[worst]):.2g}"
-        " (one run)")
+    if not np.isfinite(in_tol).any():
+        return Outcome("fail", "not a number")
+    worst = np.unravel_index(np.nanargmax(in_tol), in_tol.shape)
+    text = f"Δ {float(in_tol[worst]):.2g} tol ± {float(np.broadcast_to(half / tolerance, in_tol.shape)[worst]):.2g} (one run)"
+    low, high, catches, sd = (float(np.broadcast_to(x, in_tol.shape)[worst]) for x in
+                              stats.band(value.point, gap, tolerance, judging.level))
+    if judging.bounds is not None:  # a chapter value outside the quantity's range is no value at all
+        low, high = max(low, judging.bounds[0]), min(high, judging.bounds[1])
+    band = (f"accepts [{show_number(low)}, {show_number(high)}]; catches a shift of {show_number(catches)}"
+            + (f" ({catches / sd:.1f} sd)" if sd > 0 else "") + " 80 % of the time")
+    spread, _ = gap.draw_error()
+    if np.any((spread == 0) & (status == "fail")):  # nothing to widen a miss by: no spread, no judgement
+        return Outcome("unjudged", text, why="our seeds give it no spread (one seed, or seeds that all agree): "
+                                              "a miss is not judged")
     found = overall(np.where(status == "undecided", "inconclusive", status))
     if found != "inconclusive":
-        return Outcome(found, text)
-    plans = stats.one_draw_seeds(gap, np.broadcast_to(tolerance, gap.point.shape), judging.next_level)
+        return Outcome(found, text, band=band)
+    plans = stats.one_draw_seeds(gap, tolerance, judging.next_level)
     undecided = plans[status == "undecided"]
     if np.all(undecided > 0):
-        return Outcome("inconclusive", text, to_decide=int(undecided.max()))
-    return Outcome("consistent", text)
+        return Outcome("inconclusive", text, to_decide=int(undecided.max()), band=band)
+    resolvable = stats.resolvable(gap, tolerance, judging.level)[status == "undecided"]
+    return Outcome("consistent" if np.all(resolvable) else "unresolved", text, band=band)
 
 
 def bound_margins(check: dict, value: Sample, operand) -> list:
@@ -305,7 +324,7 @@ def bound_margins(check: dict, value: Sample, operand) -> list:
 
 
 def margin_of(sign: int, value: Sample, bound: Sample) -> Sample:
-    return stats.combine(lambda v, b: sign * (v - b), value, bound)
+    return stats.paired(lambda v, b: sign * (v - b), value, bound)
 
 
 def margin_interval(sign: int, value: Sample, bound: Sample, judging: Judging):
@@ -350,7 +369,9 @@ def interval_outcome(margins: list, text: str | None, judging: Judging) -> Outco
 
 
 def share_outcome(margins: list, judging: Judging) -> Outcome:
-    """The outcome per seed (every element, every edge); the share of seeds in which it holds decides."""
+    """The outcome per seed (every element, every edge): the chapter showed it in one model, so it is judged as a
+    draw (stats.decide_draw): MATCH where most of our seeds show it, CONTRADICTED only where Wilson's upper bound
+    of its share is below RARE, otherwise a plausible draw — a minority outcome, k of n seeds."""
     try:
         per_seed = [(margin_of(*m) if isinstance(m, tuple) else m).per_seed() for m in margins]
     except ValueError as why:
@@ -358,9 +379,19 @@ def share_outcome(margins: list, judging: Judging) -> Outcome:
     holds = np.all([np.all(m >= 0, axis=tuple(range(m.ndim - 1))) for m in per_seed], axis=0)
     holds = np.broadcast_to(holds, (max(m.shape[-1] for m in per_seed),))
     k, n = int(holds.sum()), int(holds.size)
-    status = stats.decide_share(k, n, judging.level)
-    return Outcome(status, f"holds in {k} of {n} seed{'s' if n > 1 else ''}", share=f"{k}/{n}",
-                   to_decide=stats.share_seeds(k, n, judging.next_level) if status == "inconclusive" else 0)
+    if judging.necessary:
+        status = stats.decide_necessary(k, n, judging.level)
+        text = f"holds in {k} of {n} seeds, fails in {n - k} (necessary: it must hold in every model)"
+    else:
+        status = stats.decide_draw(k, n, judging.level)
+        said = {"pass": "a majority outcome", "fail": "a rare outcome", "consistent": "a minority outcome"}[status]
+        text = f"{said}, {k} of {n} seeds"
+    if n < 2:  # one value: a fact where nothing is seeded; one seed of a trained run judges no share
+        if judging.seeded:
+            return Outcome("unjudged", f"holds in {k} of 1 seed", share=f"{k}/{n}",
+                           why="one seed: an outcome's share is not judged")
+        return Outcome("pass" if k else "fail", "holds" if k else "does not hold")
+    return Outcome(status, text, share=f"{k}/{n}")
 
 
 def gap_text(gap: Sample, tolerance: np.ndarray, judging: Judging) -> str:
@@ -377,11 +408,6 @@ def gap_text(gap: Sample, tolerance: np.ndarray, judging: Judging) -> str:
 
 
 # ---------------------------------------------------------------- verdicts
-
-def verdict(rule: str, conclusion: str | None) -> str:
-    """From the rule's and the conclusion's status (None: the claim has no conclusion)."""
-    return verdict_of(rule, conclusion)
-
 
 def summary(value) -> str:
     """mean ± sd over seeds (a Sample: the sd of one run, every seed set's spread added)."""
@@ -422,41 +448,105 @@ def timed_short(claim: dict, expressions, value: Sample) -> bool:
     return bool(timings & read) and max(value.counts, default=1) < MIN_REPEATS
 
 
-def judge(claim: dict, tables: dict, looks: int = 1) -> dict:
-    """One ledger row. `looks`: how many times the rows it reads had seeds added after reading the ledger (its
-    level: stats.level_for)."""
+def split_modes(seeds: np.ndarray) -> list[np.ndarray]:
+    """A value with two outcomes, its seeds cut at the widest gap between their sorted values (two seeds at least on
+    each side): the lower mode's seeds and the upper's."""
+    order = np.sort(seeds)
+    cut = order[int(np.argmax(np.diff(order)[1:-1])) + 2]
+    return [seeds[seeds < cut], seeds[seeds >= cut]]
+
+
+def nearest_mode(value: Sample, claim: dict) -> tuple[Sample, str, str]:
+    """For a claim of `modes: 2` (two outcomes among our seeds, a mean of which describes neither): the mode nearest
+    the chapter's run as a value of its own (the chapter's run is one draw, of one mode), each mode's mean ± sd and
+    share, and the nearest mode's share."""
+    seeds = value.per_seed()
+    modes = split_modes(seeds) if seeds.size >= 4 else []
+    if min((m.size for m in modes), default=0) < 2:  # two seeds a mode at least (ties can leave one side short)
+        return value, summary(value), ""
+    nearest = min(modes, key=lambda m: abs(m.mean() - float(claim["chapter"])))
+    said = "; ".join(f"{show(m.mean(), m.std(ddof=1))} in {m.size} of {seeds.size} seeds" for m in modes)
+    return Sample(np.asarray(nearest.mean()), {nearest.size: nearest}), f"two modes: {said}", \
+        f"{nearest.size}/{seeds.size}"
+
+
+def not_measured(claim: dict, tables: dict) -> str:
+    """Why the chapter's quantity was not measured on the device that made the claim's table (its `measurable`),
+    or "" where it was."""
+    need = claim.get("measurable")
+    df = tables.get(claim["table"])
+    if not need or df is None or need["column"] not in df:
+        return ""
+    methods = df[need["column"]].dropna().astype(str)
+    if methods.str.contains(need["matches"], regex=False).any():
+        return ""
+    found = " / ".join(sorted(set(methods))) or "nothing"
+    return f"not measurable on this device: the chapter's is {need['says']}; this table measured {found}"
+
+
+def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) -> dict:
+    """One ledger row: the number's verdict and the conclusion's apart, and the claim's from both
+    (rules.overall_verdict). `looks`: how many times the rows it reads had seeds added after reading the ledger (its
+    level: stats.level_for); `shortened`: the profile trains a shortened budget, so a trained claim's printed number
+    is not compared with the chapter's and nothing that fails at that budget is held against the chapter (NOT
+    JUDGED); its orderings and conclusions that hold are shown."""
+    trained = seeded(claim, tables)
     judging = Judging(stats.level_for(looks), stats.level_for(looks + 1),
-                      tuple(claim["range"]) if "range" in claim else None)
-    row = {"id": claim["id"], "kind": "trained" if seeded(claim, tables) else "analytic", "table": claim["table"],
+                      tuple(claim["range"]) if "range" in claim else None, trained, bool(claim.get("necessary")))
+    row = {"id": claim["id"], "kind": "trained" if trained else "analytic", "table": claim["table"],
            "statement": " ".join(str(claim["statement"]).split()), "chapter": show_chapter(claim["chapter"]),
            "reproduced": "–", "rule": describe_claim(claim), "headline": bool(claim.get("headline")), "interval": "",
-           "seeds": 0, "seed_sets": "", "looks": looks, "seed_share": "", "plan": ""}
+           "seeds": 0, "seed_sets": "", "looks": looks, "seed_share": "", "plan": "", "band": "",
+           "number": "MISSING", "conclusion": NO_CONCLUSION if "conclusion" not in claim else "MISSING"}
+    unmeasured = not_measured(claim, tables)
+    if unmeasured:
+        return {**row, "number": "NOT MEASURABLE", "conclusion": NO_CONCLUSION if "conclusion" not in claim else
+                "NOT MEASURABLE", "verdict": "NOT MEASURABLE", "margin": "–", "note": unmeasured, "reason": ""}
     try:
         value = estimate(claim["value"], tables, claim["table"])
         row.update(reproduced=summary(value), interval=interval_text(value, judging),
                    seeds=min(value.counts, default=1),
                    seed_sets=" · ".join(map(str, sorted(value.counts, reverse=True))) if len(value.counts) > 1 else "")
-        rule = checked(claim["rule"], value, claim, tables, judging, uses_lead(claim["value"]),
+        judged_value, mode_share = value, ""
+        if claim.get("modes"):
+            judged_value, row["reproduced"], mode_share = nearest_mode(value, claim)
+        rule = checked(claim["rule"], judged_value, claim, tables, judging, uses_lead(claim["value"]),
                        [claim["value"], claim["rule"]])
         conclusion, note, concluded = claim.get("conclusion"), "", None
         if conclusion:
             read_apart = "value" in conclusion
             c_value = estimate(conclusion["value"], tables, claim["table"]) if read_apart else value
             # the claim's range is its value's: a conclusion that reads another keeps the mean's plain interval
-            c_judging = Judging(judging.level, judging.next_level, None) if read_apart else judging
+            c_judging = Judging(judging.level, judging.next_level, None if read_apart else judging.bounds, trained,
+                                judging.necessary)
             concluded = checked(conclusion, c_value, claim, tables, c_judging,
                                 uses_lead(conclusion["value"] if read_apart else claim["value"]),
                                 [conclusion.get("value", claim["value"]), conclusion])
-            note = (f"conclusion {concluded.status}" + (f" on {summary(c_value)}" if read_apart else "")
+            note = (f"conclusion {CONCLUSION_VERDICTS[concluded.status]}" + (f" on {summary(c_value)}" if read_apart else "")
                     + f": {concluded.margin}")
     except Missing as why:
-        return {**row, "verdict": "MISSING", "margin": "–", "note": str(why)}
-    judged = verdict(rule.status, concluded.status if concluded else None)
-    row["seed_share"] = " · ".join(o.share for o in (rule, concluded) if o and o.share)
-    undecided = [o for o in (rule, concluded) if o and o.status == "inconclusive"]
+        return {**row, "verdict": "MISSING", "margin": "–", "note": str(why), "reason": ""}
+    number = NUMBER_VERDICTS[rule.status]
+    said = CONCLUSION_VERDICTS[concluded.status] if concluded else NO_CONCLUSION
+    if shortened and trained:  # its runs are not the chapter's: no printed number is compared, no failure held
+        printed = claim["rule"]["kind"] in ("relative", "absolute") and "to" not in claim["rule"]
+        number = "NOT JUDGED" if printed or number == "CONTRADICTED" else number
+        said = "NOT JUDGED" if said == "FAILS" else said
+    judged = ("CONCLUSION HOLDS" if number == "NOT JUDGED" and said == "HOLDS" and shortened
+              else overall_verdict(number, said))
+    row.update(number=number, conclusion=said, band=rule.band)
+    row["seed_share"] = " · ".join([*([mode_share] if mode_share else []), *(o.share for o in (rule, concluded)
+                                                                             if o and o.share)])
+    if mode_share:
+        note = "; ".join(filter(None, [f"the chapter's run judged against the nearest mode, {mode_share} of our seeds",
+                                       note]))
+    undecided = [o for o in (rule, concluded) if o and o.status in ("inconclusive", "unjudged")]
     whys = list(dict.fromkeys(o.why for o in undecided if o.why))  # one reason once, for the rule and conclusion
-    if whys:
+    if any(o.why.startswith("a timing") for o in undecided):
         row["plan"] = f"{MIN_REPEATS} repeated timings per size"
+    first = ("a shortened profile: its runs are not the chapter's, so its numbers are not compared with the "
+             "chapter's and what fails at its budget is not judged (this profile publishes no multi-seed reference "
+             "of its own)" if shortened and trained else "")
     if judged == "INCONCLUSIVE":
         needed = [o.to_decide for o in undecided if not o.why]
         if needed and all(needed):
@@ -465,13 +555,14 @@ def judge(claim: dict, tables: dict, looks: int = 1) -> dict:
                         f" (at the next look's level, {judging.next_level:.3g})")
         elif needed:
             whys.append(f"no count of seeds up to {stats.MAX_SEEDS} decides it with 80 % power at this mean")
-    elif judged == "CONSISTENT":
+    if number == "UNRESOLVED":
         whys.append("one run of ours spreads wider than the tolerance: no count of our seeds shows agreement "
-                    "with the chapter's single run, and none rules it out")
-    elif judged == "CONTRADICTED" and not note:  # a conclusion's failure, where there is one, is its reason
-        whys.append(f"it fails its rule ({row['rule']}): {rule.margin}"
-                    + (", on one run (no spread to widen it)" if row["seeds"] == 1 else ""))
-    note = "; ".join(filter(None, [note, *whys]))
+                    "with the chapter's single run")
+    elif number == "CONSISTENT" and rule.band:
+        whys.append("the chapter's run sits near the tolerance's edge: no count of our seeds decides it")
+    if number == "CONTRADICTED" and not shortened:
+        whys.append(f"the number fails its rule ({describe_check(claim['rule'])}): {rule.margin}")
+    note = "; ".join(filter(None, [first, note, *whys]))
     reason = claim.get("reason", "") if judged in ("CONTRADICTED", "INCONCLUSIVE") else ""
     return {**row, "verdict": judged, "margin": rule.margin, "note": note, "reason": reason}
 
@@ -480,6 +571,9 @@ def checked(check: dict, value: Sample, claim: dict, tables: dict, judging: Judg
             expressions) -> Outcome:
     """run_check, or undecided where it reads a timing measured fewer than MIN_REPEATS times."""
     outcome = run_check(check, value, claim, tables, judging, by_share)
+    if judging.seeded and outcome.status == "fail" and not np.any(value.sd() > 0):
+        return Outcome("unjudged", outcome.margin, outcome.share, why=(
+            "our seeds give it no spread (one seed, or seeds that all agree): a miss is not judged"))
     if timed_short(claim, expressions, value):
         measured = max(value.counts, default=1)
         return Outcome("inconclusive", outcome.margin, why=(
@@ -506,15 +600,10 @@ def ledger(claims: list[dict], tables: dict, profile: str, plans: dict | None = 
             for claim_id in plan["for"]:
                 short.setdefault(claim_id, []).append(
                     f"{run}'s plan asks for {plan['power80']} seeds (80 % power from its pilot), {plan['looks'][-1]} trained")
-    df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1)) for claim in claims])
+    budget = float(OmegaConf.load(ROOT / "configs" / "profile" / f"{profile}.yaml").get("budget", 1.0))
+    df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1), shortened=budget < 1) for claim in claims])
     df["note"] = ["; ".join(filter(None, (note, *short.get(claim_id, []), tried(claim_id, tables))))
                   for claim_id, note in zip(df["id"], df["note"])]
-    budget = float(OmegaConf.load(ROOT / "configs" / "profile" / f"{profile}.yaml").get("budget", 1.0))
-    if budget < 1:  # a shortened profile's trained claims fail first of all for that
-        short_runs = f"This profile trains {budget:g} × the chapter's steps, so its runs are not the chapter's"
-        df["reason"] = [" ".join(filter(None, (short_runs + ".", reason))) if kind == "trained" and verdict in
-                        ("CONTRADICTED", "INCONCLUSIVE") else reason
-                        for kind, verdict, reason in zip(df["kind"], df["verdict"], df["reason"])]
     df["profile"] = profile
     return df
 

@@ -169,8 +169,7 @@ def finding(ledger: pd.DataFrame) -> str:
     said = [f"{counts.get('MATCH', 0)} of {len(ledger)} claims match the chapter"]
     if counts.get("CONCLUSION HOLDS", 0):
         said[0] += f", {counts['CONCLUSION HOLDS']} more hold its conclusion"
-    said += [f"{counts[v]} {v.lower()}" for v in ("CONSISTENT", "CONTRADICTED", "INCONCLUSIVE", "MISSING")
-             if counts.get(v, 0)]
+    said += [f"{counts[v]} {v.lower()}" for v in VERDICTS if v not in ("MATCH", "CONCLUSION HOLDS") and counts.get(v, 0)]
     return "; ".join(said)
 
 

@@ -10,13 +10,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from attnlab.claims.rules import VERDICTS, ClaimsError, is_number, is_number_or_list
+from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, OVERALL_RULE, VERDICTS, ClaimsError, is_number,
+                                  is_number_or_list)
 from attnlab.data import atomic_path
 
 README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
 LEDGER_COLUMNS = ["id", "kind", "table", "statement", "chapter", "reproduced", "interval", "seeds", "looks",
-                  "seed_share", "rule", "verdict", "margin", "plan", "reason", "note"]
-KINDS = ("trained", "analytic")  # read over seeds (trained runs, seeded measurements), or computed / measured once
+                  "seed_share", "rule", "verdict", "number", "conclusion", "margin", "band", "plan", "reason", "note"]
+# what each number verdict says, in the summary's words
+NUMBER_WORDS = {"MATCH": "agree to their tolerance", "CONSISTENT": "agree as well as one run can show",
+                "UNRESOLVED": "cannot be resolved", "CONTRADICTED": "fail", "INCONCLUSIVE": "need more seeds",
+                "NOT JUDGED": "not judged", "NOT MEASURABLE": "not measurable here", "MISSING": "missing"}
+KINDS = ("trained", "analytic")
+CONCLUSION_ORDER = [*dict.fromkeys(CONCLUSION_VERDICTS.values()), "NOT MEASURABLE", "MISSING", NO_CONCLUSION]
+CONCLUSION_WORDS = ("HOLDS or FAILS on our mean's interval (or on most of our seeds), is INCONCLUSIVE where more seeds "
+                    "could decide it, PLAUSIBLE where the outcome it names is a minority outcome of ours (a plausible "
+                    "draw), or NOT JUDGED where our seeds give it no spread")  # read over seeds (trained runs, seeded measurements), or computed / measured once
 
 
 # ---------------------------------------------------------------- numbers and rules as text
@@ -114,24 +123,36 @@ def is_judged_loosely(profile: str) -> bool:
 
 
 def summary_line(df: pd.DataFrame) -> str:
-    """The counts of each verdict, trained and analytic claims apart."""
+    """The counts of each verdict, trained and analytic claims apart; for trained claims, the numbers' verdicts and
+    the conclusions' apart too (a conclusion that holds never hides a number that fails)."""
     profile = df["profile"].iloc[0]
     label = f"profile {profile}, {seeds_text(df)}"
     if is_judged_loosely(profile):
-        label += f"; {profile} numbers are not expected to match the chapter"
+        label += f"; {profile} numbers are not judged against the chapter"
     parts = []
     for kind in KINDS:
         these = df[df["kind"] == kind] if "kind" in df else df.iloc[:0]
         if len(these):
-            counts = these["verdict"].value_counts()
-            parts.append(f"{len(these)} {kind} — " + ", ".join(f"{int(counts.get(v, 0))} {v}" for v in VERDICTS
-                                                               if counts.get(v, 0)))
+            parts.append(f"{len(these)} {kind} — " + counted(these["verdict"], VERDICTS))
+            if kind == "trained" and "number" in these:
+                parts[-1] += ("; their numbers: " + counted(these["number"], NUMBER_WORDS, NUMBER_WORDS)
+                              + "; their conclusions: " + counted(these["conclusion"], CONCLUSION_ORDER))
     return f"claims ({label}): {len(df)}; " + "; ".join(parts)
 
 
+def counted(column: pd.Series, order, words: dict | None = None) -> str:
+    """'3 MATCH, 1 CONTRADICTED': each value's count, in `order`, with its words where given."""
+    counts = column.value_counts()
+    return ", ".join(f"{int(counts[v])} {v}" + (f" ({words[v]})" if words else "") for v in order
+                     if counts.get(v, 0))
+
+
 def verdict_definitions(bullet: str = "- ") -> list[str]:
-    """Each verdict in one sentence (rules.VERDICTS), as Markdown lines."""
-    return [f"{bullet}**{verdict}**: {meaning}" for verdict, meaning in VERDICTS.items()]
+    """Each verdict in one sentence (rules.VERDICTS), the conclusion's words and how a claim's verdict is derived
+    (rules.OVERALL_RULE), as Markdown lines."""
+    return [f"{bullet}**{verdict}**: {meaning}" for verdict, meaning in VERDICTS.items()] + [
+        f"{bullet}A conclusion (the chapter's point without its number) {CONCLUSION_WORDS}, and the ledger reads "
+        f"{NO_CONCLUSION} where the chapter states none. {OVERALL_RULE}"]
 
 
 def seeds_text(df: pd.DataFrame) -> str:
@@ -148,10 +169,14 @@ HOW_JUDGED = ("Columns: reproduced is our mean ± the sd of one run over seeds; 
               "inside its range for an accuracy or a share); seeds the smallest seed set read (rows of different "
               "sets compared on all seeds of both, Welch); margin Δ in tolerances ± its band (one run: the spread "
               "of one run of ours against our mean, s·√(1 + 1/n)) or how far a bound is cleared; plan the seeds "
-              "per row that would decide an INCONCLUSIVE claim with 80 % power.")
+              "per row that would decide an INCONCLUSIVE claim with 80 % power; number and conclusion the verdicts of "
+              "each apart (verdict is derived from both); band, for a number the chapter printed from one run, the "
+              "chapter values its test accepts and the shift from our mean it would catch 80 % of the time, in the "
+              "claim's units and in seed sd.")
 
-LOOSE_WARNING = ("is a pipeline check with short runs: its verdicts show that every claim can be read and judged, "
-                 "not whether the chapter's numbers come back.")
+LOOSE_WARNING = ("is a pipeline check with short runs: its trained claims are NOT JUDGED against the chapter (their "
+                 "runs are not the chapter's; the number and conclusion columns show what they found); its verdicts "
+                 "show that every claim can be read and judged, not whether the chapter's numbers come back.")
 
 
 def beside_published(df: pd.DataFrame, published: pd.DataFrame, label: str) -> pd.DataFrame:
@@ -176,7 +201,7 @@ def ledger_markdown(df: pd.DataFrame) -> str:
     lines += [f"> {line}" for line in variant_lines(df)] + ([""] if "variant" in df else [])
     if is_judged_loosely(profile):
         lines += [f"> Profile **{profile}** {LOOSE_WARNING}", ""]
-    lines += [f"**{summary_line(df)}**", "", *verdict_definitions(), "", HOW_JUDGED, ""]
+    lines += ["What each verdict means:", "", *verdict_definitions(), "", f"**{summary_line(df)}**", "", HOW_JUDGED, ""]
     cells = df[[c for c in LEDGER_COLUMNS if c in df]].astype(str).apply(lambda col: col.str.replace("|", "\\|", regex=False))
     lines.append(cells.to_markdown(index=False, disable_numparse=True))
     return "\n".join(lines) + "\n"
@@ -204,7 +229,7 @@ def readme_section(df: pd.DataFrame, readme_dir: Path, ledger_path: Path, links:
         lambda col: col.str.replace("|", "\\|", regex=False))
     lines = [README_START,
              "<!-- generated by `python -m attnlab.claims readme` (rule readme_results); do not edit by hand -->",
-             "", f"**{summary_line(df)}.**", "", "What each verdict means:", "", *verdict_definitions(), ""]
+             "", "What each verdict means:", "", *verdict_definitions(), "", f"**{summary_line(df)}.**", ""]
     lines.append(" · ".join([*(link(p, "the report: verdict, every table and figure") for p in links.get("report", [])),
                              link(ledger_md, "the whole ledger")]) + ".")
     lines += ["", "The chapter's headline numbers (ours: mean ± the sd of one run over seeds, and the mean's 95 % "

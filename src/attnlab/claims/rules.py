@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[3]
 CLAIMS_FILE = ROOT / "configs" / "claims.yaml"
 PIPELINE_FILE = ROOT / "configs" / "pipeline.yaml"
 
-OPTIONAL_CLAIM_KEYS = {"conclusion", "headline", "range", "timing", "rounding", "reason"}
+OPTIONAL_CLAIM_KEYS = {"conclusion", "headline", "range", "timing", "rounding", "reason", "measurable",
+                       "necessary", "modes"}
 CLAIM_KEYS = {"id", "table", "statement", "chapter", "value", "rule"} | OPTIONAL_CLAIM_KEYS
 REQUIRED_CLAIM_KEYS = CLAIM_KEYS - OPTIONAL_CLAIM_KEYS
 TARGET_CHECKS = ("exact", "relative", "absolute")  # compared with the chapter's number (or `to`)
@@ -28,37 +29,64 @@ CONCLUSION_KEYS = {"value", "says"}
 OPERATORS = ("column", "columns", "lead", "ratio", "difference", "values")
 READ_OPERATORS = ("column", "columns", "lead")  # the operators that read a table
 REDUCERS = ("max", "min", "mean", "first", "last", "range", "loglog_slope")
-# The verdicts, in order, each in one sentence: the only definition (ledger, README and report print these).
+# The verdicts, in order, each in one sentence: the only definition (ledger, README and report print these). A
+# claim's number and its conclusion are judged apart (the ledger's `number` and `conclusion` columns); its verdict
+# is derived from both by OVERALL_RULE (overall_verdict).
 VERDICTS = {
     "MATCH": "The chapter's number comes back: agreement within the tolerance is shown (for a number the chapter "
              "printed from one run, by two one-sided tests at 5 % against the spread of one run of ours; for an "
-             "analytic value, to the printed precision; for a bound or an ordering, by the mean's interval), "
-             "and the chapter's conclusion holds.",
-    "CONSISTENT": "The chapter's single run is a plausible draw of ours, but one run cannot show agreement to the "
-                  "tolerance: one run of ours spreads wider than the tolerance, so no count of our seeds decides "
-                  "it; the conclusion, where there is one, holds.",
-    "CONCLUSION HOLDS": "The number misses beyond our seeds' spread, but the chapter's point without its number "
-                        "(the conclusion) holds.",
+             "analytic value, to the printed precision; for a bound or an ordering, by the mean's interval; for an "
+             "outcome of one model, in most of our seeds), and the chapter's conclusion holds.",
+    "CONSISTENT": "The chapter's single run agrees as well as one run can show: its number is a plausible draw of "
+                  "ours, the tolerance is wide enough for one run to show agreement, but it sits near the "
+                  "tolerance's edge, so no count of our seeds decides it; or the outcome its one model shows is a "
+                  "plausible draw of ours, a minority outcome seen in k of our n seeds.",
+    "UNRESOLVED": "The chapter's single run is not ruled out, but the tolerance is narrower than one run of ours can "
+                  "show (below 1.645 seed sd): no count of our seeds could show agreement; the band column gives the "
+                  "chapter values the number test accepts and the shift it would catch 80 % of the time.",
+    "CONCLUSION HOLDS": "The number is CONTRADICTED (its own column says so, and the counts of numbers count it) "
+                        "or, in a shortened profile, not judged, but the chapter's point without its number (the "
+                        "conclusion) holds.",
     "INCONCLUSIVE": "Not decided yet, and more of our seeds (or repeated timings) could decide it: the plan "
                     "column gives the count at 80 % power.",
-    "CONTRADICTED": "The chapter's point is false on our runs: its conclusion fails, or its number lies outside "
-                    "the tolerance beyond our seeds' spread and it has no conclusion.",
+    "NOT JUDGED": "Our runs cannot judge the claim: our seeds give its number no spread (one seed, or seeds that "
+                  "all agree) and it misses, or the profile trains a shortened budget, so its runs are not the "
+                  "chapter's: its printed numbers are not compared, and what fails at that budget is not held "
+                  "against the chapter.",
+    "NOT MEASURABLE": "The chapter's quantity cannot be measured on the device that made the table; it is not judged "
+                      "on a neighbouring quantity instead.",
+    "CONTRADICTED": "The chapter's point is false on our runs: its number lies outside the tolerance beyond our "
+                    "seeds' spread (and its conclusion does not hold), its conclusion fails, or the outcome its one "
+                    "model shows is seen in fewer than about 5 % of our seeds (Wilson's upper bound below 5 %).",
     "MISSING": "A table, row or column the claim reads was not produced.",
 }
+# A conclusion's verdict (the ledger's `conclusion` column), by the status of its check.
+CONCLUSION_VERDICTS = {"pass": "HOLDS", "fail": "FAILS", "inconclusive": "INCONCLUSIVE", "consistent": "PLAUSIBLE",
+                       "unresolved": "PLAUSIBLE", "unjudged": "NOT JUDGED"}
+NO_CONCLUSION = "NO CONCLUSION"
+# A number's verdict (the ledger's `number` column), by the status of its check.
+NUMBER_VERDICTS = {"pass": "MATCH", "fail": "CONTRADICTED", "inconclusive": "INCONCLUSIVE", "consistent": "CONSISTENT",
+                   "unresolved": "UNRESOLVED", "unjudged": "NOT JUDGED"}
+OVERALL_RULE = ("A claim's verdict comes from its number's and its conclusion's, in this order: CONTRADICTED when the "
+                "conclusion FAILS; when the number is CONTRADICTED, CONCLUSION HOLDS if the conclusion HOLDS, else "
+                "CONTRADICTED; INCONCLUSIVE (NOT JUDGED) when the conclusion is; CONSISTENT at best when the conclusion is only "
+                "PLAUSIBLE (a minority outcome); otherwise the number's verdict. A passing conclusion never changes "
+                "the number's own column, and the counts give numbers and conclusions apart. In a shortened profile (quick, "
+                "smoke) a trained claim's printed number, and whatever fails at that budget, is NOT JUDGED; a "
+                "conclusion that holds there gives CONCLUSION HOLDS.")
 
 
-def verdict_of(rule: str, conclusion: str | None) -> str:
-    """The verdict from the rule's and the conclusion's status (pass, fail, inconclusive, consistent; None: the
-    claim has no conclusion)."""
-    if conclusion == "fail":
-        return "CONTRADICTED"  # the chapter's point is false, whatever the number
-    if "inconclusive" in (rule, conclusion):
-        return "INCONCLUSIVE"
-    if rule == "pass":
-        return "MATCH"
-    if rule == "consistent":
+def overall_verdict(number: str, conclusion: str) -> str:
+    """A claim's verdict from its number's verdict and its conclusion's (OVERALL_RULE)."""
+    if conclusion == "FAILS":
+        return "CONTRADICTED"
+    if number == "CONTRADICTED":
+        return "CONCLUSION HOLDS" if conclusion == "HOLDS" else "CONTRADICTED"
+    if conclusion in ("INCONCLUSIVE", "NOT JUDGED"):
+        return conclusion
+    if conclusion == "PLAUSIBLE" and number == "MATCH":
         return "CONSISTENT"
-    return "CONCLUSION HOLDS" if conclusion == "pass" else "CONTRADICTED"
+    return number
 
 
 class ClaimsError(ValueError):
@@ -166,6 +194,18 @@ def validate_claim(claim: dict) -> None:
     if reason is not None and not (isinstance(reason, str) and reason.strip() and not re.search(r"\d", reason)):
         raise ClaimsError(f"{where}: reason is one plain sentence without digits (the note gives the numbers), "
                           f"not {reason!r}")
+    if "necessary" in claim and claim["necessary"] is not True:
+        raise ClaimsError(f"{where}: necessary is true (the chapter argues the outcome holds in every model) or "
+                          f"absent, not {claim['necessary']!r}")
+    if "modes" in claim and claim["modes"] != 2:
+        raise ClaimsError(f"{where}: modes is 2 (two outcomes among our seeds, the chapter's run judged against the "
+                          f"nearest) or absent, not {claim['modes']!r}")
+    measurable = claim.get("measurable")
+    if measurable is not None and not (isinstance(measurable, dict) and set(measurable) == {"column", "matches", "says"}
+                                       and all(isinstance(v, str) and v for v in measurable.values())):
+        raise ClaimsError(f"{where}: measurable is {{column, matches, says}}: the column naming how the table's rows "
+                          f"were measured, the text it holds where the chapter's quantity was, and what that is; "
+                          f"not {measurable!r}")
     validate_check(claim["rule"], claim, f"{where} rule")
     if "conclusion" in claim:
         conclusion = claim["conclusion"]
@@ -202,7 +242,7 @@ def validate_expr(node, where: str) -> None:
     if len(ops) != 1:
         raise ClaimsError(f"{where}: a value needs exactly one of {OPERATORS}, got {sorted(node)}")
     op = ops[0]
-    allowed = {op, "reduce", "last"} | ({"table", "where", "x", "per_seed"} if op in READ_OPERATORS else set())
+    allowed = {op, "reduce", "last", "per_seed"} | ({"table", "where", "x"} if op in READ_OPERATORS else set())
     allowed |= {"among"} if op == "lead" else {"matches"} if op == "column" else set()
     if node.keys() - allowed:
         raise ClaimsError(f"{where}: {op} takes {sorted(allowed)}, not {sorted(node.keys() - allowed)}")

@@ -1,20 +1,20 @@
 """The ledger's statistics. A value is read per seed (a table's `<col>_seeds`, seed order) into a Sample:
 its estimate and, per seed set, every seed's value. Seeds are 0 … n−1 in every table (seed k of every
-row draws from k), so rows with the same count share their seeds: what is derived from them (a
-difference, a ratio, a lead, a reduction over rows) is computed seed by seed — paired. Rows of
-different counts share no set: their seeds are kept apart, each set's values computed with the other
-sets at their means (exact for differences, the delta method's linearisation for ratios), and the
-estimate's spread adds the sets' terms with Welch–Satterthwaite's degrees of freedom. No seed is
-dropped to make rows pair.
+row draws from k), so rows share their first seeds whatever their counts: what is derived from them (a
+difference, a ratio, a lead) is computed seed by seed on the seeds they share — paired — and centred on
+the estimate over every seed of every row (`paired`). Values of several rows of different counts read
+side by side (a list), and runs compared apart (`combine`), keep each set apart: each set's values
+computed with the other sets at their means, with Welch–Satterthwaite's degrees of freedom.
 
 Three ways to judge, by what the chapter printed:
 - one run (a number the chapter printed once, compared within a tolerance): Δ = our mean − the chapter,
   with the spread of one new run against our mean, s·√(1 + 1/n) (`one_draw`);
 - a conclusion, a bound or an ordering: the mean's interval (`mean_interval`, `decide`);
-- an outcome per seed (which weight is the largest): the share of seeds with Wilson's interval.
+- an outcome per seed (which weight is the largest), shown by the chapter's one model: the share of seeds with
+  Wilson's interval, judged as a draw (`decide_draw`: a minority outcome is a plausible draw, a rare one is not).
 Every level is α = 5 % divided by the looks a value's rows had (Bonferroni: `level_for`). A bounded
 quantity (an accuracy, a share) gets its interval inside its range (`bounded_interval`). What more
-seeds would decide is a count at 80 % power (`seeds_for_power`, `one_draw_seeds`, `share_seeds`).
+seeds would decide is a count at 80 % power (`seeds_for_power`, `one_draw_seeds`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import numpy as np
 LEVEL = 0.95   # two-sided level of every interval with one look (α = 5 %)
 POWER = 0.8    # a seed plan's chance of deciding a claim, if our mean and spread are the truth
 MAJORITY = 0.5  # an outcome "holds" when it holds in more than this share of seeds
+RARE = 0.05  # an outcome of one model seen in fewer than this share of our seeds is not a plausible draw of ours
 MAX_SEEDS = 1000  # beyond this, "more seeds" is not a plan
 
 
@@ -135,7 +136,7 @@ def welch(parts, shape) -> tuple[np.ndarray, np.ndarray]:
 
 def combine(f, *samples: Sample) -> Sample:
     """f applied elementwise to samples: seed by seed where they read one seed set (or none), set by set (the
-    other sets at their points) where they read several."""
+    other sets at their means) where they read several."""
     counts = sorted({n for s in samples for n in s.sets})
     with np.errstate(divide="ignore", invalid="ignore"):
         shared = f(*align_shared(*(s.shared if s.shared is not None else s.point[..., None] for s in samples)))
@@ -145,6 +146,19 @@ def combine(f, *samples: Sample) -> Sample:
                 return Sample(values[..., 0], {}, shared)
             return Sample(values.mean(axis=-1), {counts[0]: values}, shared)
         return Sample(f(*(s.point for s in samples)), {n: f(*(s.at(n) for s in samples)) for n in counts}, shared)
+
+
+def paired(f, *samples: Sample) -> Sample:
+    """f applied elementwise to the values of rows of one table, seed by seed (combine), and where their counts
+    differ, on the seeds they share (seed k of every row draws from k: paired), each seed's value moved by the same
+    amount so that their mean is f of the estimates over every seed of every row."""
+    counts = {n for s in samples for n in s.sets}
+    if len(counts) <= 1:
+        return combine(f, *samples)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shared = f(*align_shared(*(s.shared if s.shared is not None else s.point[..., None] for s in samples)))
+        point = np.asarray(f(*(s.point for s in samples)), dtype=float)
+    return Sample(point, {shared.shape[-1]: shared - shared.mean(axis=-1, keepdims=True) + point[..., None]}, shared)
 
 
 def align_shared(*arrays: np.ndarray) -> list[np.ndarray]:
@@ -234,6 +248,23 @@ def one_draw(gap: Sample, tolerance: np.ndarray, level: float = LEVEL) -> tuple[
     return status, t_upper(1 - alpha / 2, df) * spread
 
 
+def band(point: np.ndarray, gap: Sample, tolerance: np.ndarray, level: float = LEVEL):
+    """What a one-run comparison (one_draw) can resolve, per element: (low, high) — the chapter values it does not
+    contradict, our mean ± (tolerance + t(1 − α/2)·spread); the shift of the chapter's run from our mean that it
+    catches (contradicts) 80 % of the time, tolerance + (t(1 − α/2) + z(0.8))·spread (the chapter's run drawn with
+    one run's spread around that shift); and the seed sd, the unit the shift is also read in."""
+    spread, df = gap.draw_error()
+    outside = tolerance + t_upper(1 - (1 - level) / 2, df) * spread
+    catches = outside + t_upper(POWER, np.inf) * spread
+    return point - outside, point + outside, catches, gap.sd()
+
+
+def resolvable(gap: Sample, tolerance: np.ndarray, level: float = LEVEL) -> np.ndarray:
+    """Per element, can a one-run comparison show agreement to the tolerance at some count of our seeds? One run
+    spreads at least the seed sd s, so two one-sided tests pass at best where tolerance >= z(1 − α)·s (1.645 s)."""
+    return tolerance >= t_upper(level, np.inf) * gap.sd()
+
+
 # ---------------------------------------------------------------- seeds that would decide, at 80 % power
 
 def seeds_for_power(s: Sample, level: float = LEVEL, smallest: bool = False) -> np.ndarray:
@@ -267,21 +298,6 @@ def one_draw_seeds(gap: Sample, tolerance: np.ndarray, level: float = LEVEL) -> 
         return matched + missed
 
     return _first_count(gap, power)
-
-
-def share_seeds(k: int, n: int, level: float = LEVEL) -> int:
-    """The seeds at which a share k/n, if it held, would have a Wilson interval clear of one half with 80 %
-    power (the count of seeds in which it holds drawn binomially); 0 where no count up to MAX_SEEDS would."""
-    from scipy import stats  # as in t_upper
-    p = k / n
-    if p == MAJORITY:
-        return 0
-    for m in _counts_from(n).tolist():
-        ks = np.arange(m + 1)
-        low, high = share_interval(ks, m, level)
-        if stats.binom.pmf(ks, m, p)[(low > MAJORITY) | (high < MAJORITY)].sum() >= POWER:
-            return m
-    return 0
 
 
 def _grown(s: Sample, i: int, counts: np.ndarray, draw: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -335,9 +351,20 @@ def share_interval(k, n: int, level: float = LEVEL):
     return (float(low), float(high)) if np.ndim(k) == 0 else (low, high)
 
 
-def decide_share(k: int, n: int, level: float = LEVEL) -> str:
+def decide_draw(k: int, n: int, level: float = LEVEL) -> str:
+    """An outcome the chapter showed in one model, seen in k of our n seeds: "pass" where most seeds show it (Wilson's
+    lower bound above one half), "fail" where it is rare (the upper bound below RARE: the chapter's model is not a
+    plausible draw of ours), else "consistent" (a minority outcome: a plausible draw)."""
     low, high = share_interval(k, n, level)
-    return "pass" if low > MAJORITY else "fail" if high < MAJORITY else "inconclusive"
+    return "pass" if low > MAJORITY else "fail" if high < RARE else "consistent"
+
+
+def decide_necessary(k: int, n: int, level: float = LEVEL) -> str:
+    """An outcome the chapter argues must hold in every model, holding in k of our n seeds: "fail" where the seeds
+    where it fails are more than a rare few (Wilson's lower bound of their share above RARE), "pass" where they are
+    fewer (its upper bound below RARE), else "consistent"."""
+    low, high = share_interval(n - k, n, level)
+    return "fail" if low > RARE else "pass" if high < RARE else "consistent"
 
 
 # ---------------------------------------------------------------- two runs' seeds (Welch)
