@@ -460,13 +460,14 @@ def rate_tables(runs: dict, lr: float) -> dict:
 
 
 def rate_status(claim: dict, tables: dict) -> tuple[str, str]:
-    """The ledger's verdict of a claim on one rate's runs: fits (MATCH or CONSISTENT), misses (CONTRADICTED, or
-    CONCLUSION HOLDS: its number misses), undecided (INCONCLUSIVE, with the seeds its plan asks for)."""
+    """The ledger's verdict of a claim on one rate's runs: fits (MATCH, CONSISTENT or UNRESOLVED: the chapter's run
+    is not ruled out), misses (CONTRADICTED, or CONCLUSION HOLDS: its number misses), undecided (INCONCLUSIVE, with
+    the seeds its plan asks for)."""
     from attnlab.claims.evaluate import judge
 
     judged = judge(claim, tables)
     verdict = judged["verdict"]
-    if verdict in ("MATCH", "CONSISTENT"):
+    if verdict in ("MATCH", "CONSISTENT", "UNRESOLVED"):
         return "fits", verdict
     if verdict == "INCONCLUSIVE":
         return "undecided", f"INCONCLUSIVE, {judged['plan'] or 'no count of seeds'} would decide it"
@@ -601,7 +602,7 @@ def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = N
     """Does one learning rate reproduce every number? No where two numbers' bands (the rates at which the
     chapter's number is not ruled out) meet nowhere in the range of rates where both were measured with a spread
     (the widest such range is named; intervals that never meet all together contain two that never meet); yes
-    where, at one rate tried, every number fits (the ledger's one-run test: a MATCH or CONSISTENT, decided);
+    where, at one rate tried, every number fits (the ledger's one-run test: a MATCH, CONSISTENT or UNRESOLVED, decided);
     else not established. `bands`: claim -> its band; `measured`: claim -> (lowest, highest rate with a spread);
     `statuses`: (claim, rate) -> fits / misses / undecided. `collapsed`: rate -> whether every seed of the divided
     head collapsed there; no also where the head has collapsed at the highest rate tried at or below the low end
