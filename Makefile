@@ -14,7 +14,10 @@ ifneq ($(SHARED_CORPUS),)
 export ATTNLAB_CORPUS ?= $(abspath $(SHARED_CORPUS))
 endif
 
-.PHONY: reproduce reproduce-gpu quick smoke test test-fast report env clean-smoke ablate table variants
+.PHONY: help reproduce reproduce-gpu quick smoke test test-fast report env clean-smoke ablate table variants
+
+help:  ## the targets and what each does
+	@sed -n 's/^\([a-z-]*\):.*## \(.*\)/\1\t\2/p' $(firstword $(MAKEFILE_LIST)) | expand -t 14
 
 $(BIN)/snakemake: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,9 +26,9 @@ $(BIN)/snakemake: pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
-env: $(BIN)/snakemake
+env: $(BIN)/snakemake  ## the virtual environment .venv alone, for calling Snakemake or Hydra yourself
 
-reproduce: env  ## every table, figure, the ledger and report.html at the chapter's settings (from scratch: ~64 CPU-hours, ~1 h on a GPU)
+reproduce: env  ## every table, figure, the ledger and report.html at the chapter's settings (from scratch: the hours the pipeline_time table gives)
 	$(BIN)/snakemake --cores $(CORES) --config profile=full
 	$(BIN)/snakemake --report results/full/snakemake_report.html --config profile=full
 
@@ -60,7 +63,8 @@ test-fast: env  ## the tests that run in-process: under a minute, for the edit-t
 # runs, the tables and figures that read them with the published rows beside, its ledger and report),
 # in the quick profile unless PROFILE= says otherwise; a full-profile one shows what it trains and what
 # that costs, and goes on only with CONFIRM=yes:
-#   make ablate RUN=ladder/average OVERRIDE='train.lr=3e-3 train.steps=500'
+#   make ablate RUN=ladder/average OVERRIDE='train.lr=3e-3'
+# (one change: a profile scales train.steps, so a steps override would also change the budget the rows compare)
 ABLATE_PROFILE = $(if $(filter command line,$(origin PROFILE)),$(PROFILE),quick)
 # a second override left unquoted reaches make as a variable of its own: name it instead of dropping it
 MAKE_VARIABLES := RUN OVERRIDE PROFILE CONFIRM CORES ID TORCH_INDEX PYTHON
@@ -77,16 +81,16 @@ ifneq ($(strip $(UNQUOTED)),)
 $(error $(UNQUOTED) reached make as a variable of its own: put every override in one quoted OVERRIDE='...')
 endif
 endif
-ablate: env
+ablate: env  ## one ablation beside the published results: make ablate RUN=ladder/average OVERRIDE='train.lr=3e-3'
 	@$(BIN)/python -m attnlab.plan --confirm '$(CONFIRM)' -- $(ABLATION)
 	$(BIN)/snakemake $(ABLATION)
 
 table: env  ## one table and what it reads: make table ID=ladder [PROFILE=quick]
 	@test -n "$(ID)" || { echo "usage: make table ID=<table id> [PROFILE=quick]"; exit 2; }
-	$(BIN)/snakemake --cores $(CORES) --config profile=$(PROFILE) table_$(ID)
+	$(BIN)/snakemake --cores $(CORES) table_$(ID) --config profile=$(or $(PROFILE),full)
 
 variants:  ## the variants built here, each with what it changed (delete a folder to drop one)
 	@for d in results/*/variants/*; do [ -d "$$d" ] && echo "$$d: $$(sed -n 's/^> Variant \*\*\(.*\)\*\*.*/\1/p' $$d/claims.md 2>/dev/null)"; done; true
 
-clean-smoke:
+clean-smoke:  ## delete the smoke profile's outputs
 	rm -rf results/smoke figures/smoke
