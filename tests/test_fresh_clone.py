@@ -126,11 +126,18 @@ def test_a_deleted_run_plans_the_run_and_everything_downstream(clone):
     assert {"table_ladder", "figure_ladder", "table_depth_overfit", "claims", "report"} <= set(jobs), jobs
 
 
-@pytest.mark.parametrize("name, cut", [("metrics.json", 97), ("curve.csv", 500)])
+def whole_lines(n: int):
+    """A cut at a line boundary: the first n lines (a negative n drops lines from the end)."""
+    return lambda text: b"".join(text.splitlines(keepends=True)[:n])
+
+
+@pytest.mark.parametrize("name, cut", [("metrics.json", lambda text: text[:97]), ("curve.csv", lambda text: text[:500]),
+                                       ("curve.csv", whole_lines(100)), ("evals.csv", whole_lines(-1))],
+                         ids=["metrics_mid_json", "curve_mid_line", "curve_whole_lines", "evals_last_line_gone"])
 def test_a_damaged_published_file_stops_the_plan_naming_it_and_nothing_is_deleted(clone, name, cut):
     damaged = clone / "results/quick/runs/ladder/block/seed0" / name
     kept, times = damaged.read_bytes(), damaged.stat()
-    damaged.write_bytes(kept[:cut])
+    damaged.write_bytes(cut(kept))
     before = snapshot(clone / "results/quick")
     try:
         result = snakemake(clone, "--cores", "1", "--config", "profile=quick")
