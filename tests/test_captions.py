@@ -92,3 +92,50 @@ def test_a_cell_prints_as_its_table_and_counts_its_own_seeds():
     assert str(row.ppl) == "38.01 ± 0.32" and row.ppl.n == 3 and row.seeds == 3 and table.row(row=1).seeds == 2
     assert C.render("{{ (a.ppl / b.ppl) | dp(2) }} {{ a.seeds | seeds }}",
                     C.Sources("x", {}), None, names={"a": table.row(row=1), "b": row}) == "1.58 2 seeds"
+
+
+def with_table(tmp_path, profile: str, table_id: str, change) -> C.Sources:
+    """The profile's sources with one table changed (change(df) -> df), written beside the others."""
+    src = sources(profile)
+    path = tmp_path / f"{table_id}.csv"
+    change(pd.read_csv(src.tables[table_id])).to_csv(path, index=False)
+    return C.Sources(profile, {**src.tables, table_id: path}, src.ledger, src.results)
+
+
+def easy_hard(src: C.Sources) -> str:
+    return " ".join(C.render((REPO / "workflow/report/easy_hard.rst").read_text(encoding="utf-8"), src, "easy_hard").split())
+
+
+def test_whether_folding_seeds_pays_is_read_from_the_runs_per_hour_rows(tmp_path):
+    """No GPU row measured: it is not said to pay there; a measured GPU row decides it, either way, and the
+    CPU's rows decide the CPU's half."""
+    def on_gpu(vs_separate):
+        def change(df):
+            waiting = df["device"] == "not measured on a GPU yet"
+            df.loc[waiting, "device"], df.loc[waiting, "vs_separate"] = "NVIDIA H100", vs_separate
+            return df
+        return change
+
+    published = easy_hard(sources("full"))
+    assert "whether it pays on a GPU, where one seed's step leaves the device mostly idle, is not measured yet" in published
+    assert "on a GPU it pays (up to 3" in easy_hard(with_table(tmp_path, "full", "runs_per_hour", on_gpu(3.0)))
+    assert "on a GPU it does not pay either" in easy_hard(with_table(tmp_path, "full", "runs_per_hour", on_gpu(0.5)))
+
+    def cpu_pays(df):
+        df.loc[df["seed_batch"] > 1, "vs_separate"] = 2.0
+        return df
+    assert "pays on this CPU (up to 2" in easy_hard(with_table(tmp_path, "full", "runs_per_hour", cpu_pays))
+    assert "does not pay on this CPU" in published
+
+
+@pytest.mark.parametrize("finding, words", [
+    ("only through runs that failed to train", "Winograd model wins it changes only through runs that failed to train"),
+    ("moves toward the chapter", "Winograd model wins it moves toward the chapter's order"),
+    ("ruled out", "Winograd model wins it does not change (*ruled out*)"),
+])
+def test_what_the_learning_rate_changes_is_read_from_the_contradictions_table(tmp_path, finding, words):
+    def change(df):
+        df.loc[(df["claim"] == "winograd_category.bag_of_words_wins") & (df["hypothesis_id"] == "category_lr3e3"),
+               "finding"] = finding
+        return df
+    assert words in easy_hard(with_table(tmp_path, "full", "contradictions", change))
