@@ -139,3 +139,16 @@ def test_what_the_learning_rate_changes_is_read_from_the_contradictions_table(tm
                "finding"] = finding
         return df
     assert words in easy_hard(with_table(tmp_path, "full", "contradictions", change))
+
+
+def caption(name: str, src: C.Sources) -> str:
+    return " ".join(C.render((REPO / f"workflow/report/{name}.rst").read_text(encoding="utf-8"), src, name).split())
+
+
+def test_which_gradients_are_flat_with_depth_is_read_from_the_ratios(tmp_path):
+    def steep_all(df):
+        df.loc[df["parameters"] == "all", "ratio_last_first"] = 3.0
+        return df
+    assert "``all`` is flatter with depth than the attention maps" in caption("norm_grad_init", sources("full"))
+    flipped = caption("norm_grad_init", with_table(tmp_path, "full", "norm_grad_init", steep_all))
+    assert "``all`` is not flatter with depth" in flipped and "MLP" not in flipped
