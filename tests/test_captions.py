@@ -152,3 +152,16 @@ def test_which_gradients_are_flat_with_depth_is_read_from_the_ratios(tmp_path):
     assert "``all`` is flatter with depth than the attention maps" in caption("norm_grad_init", sources("full"))
     flipped = caption("norm_grad_init", with_table(tmp_path, "full", "norm_grad_init", steep_all))
     assert "``all`` is not flatter with depth" in flipped and "MLP" not in flipped
+
+
+def test_a_cell_over_its_seeds_is_the_ledgers_mean_and_sd():
+    """attention_scaling's time ratio: the table's cell is a ratio of medians, the ledger reads the repeats' mean;
+    the caption prints the ledger's, so one quantity has one value in the report."""
+    values = (7.4, 4.9, 6.7, 7.9, 5.5)
+    cell = C.Cell(7.15, None, values).over_seeds
+    assert cell.mean == pytest.approx(sum(values) / 5) and cell.n == 5
+    assert cell.sd == pytest.approx((sum((v - cell.mean) ** 2 for v in values) / 4) ** 0.5)
+    assert C.Cell(3.0).over_seeds == C.Cell(3.0)
+    text = caption("attention_scaling", sources("full"))
+    exponent = sources("full").claim("attention_scaling.time_exponent").reproduced
+    assert f"a = {exponent} (mean ± sd" in text
