@@ -165,3 +165,20 @@ def test_a_cell_over_its_seeds_is_the_ledgers_mean_and_sd():
     text = caption("attention_scaling", sources("full"))
     exponent = sources("full").claim("attention_scaling.time_exponent").reproduced
     assert f"a = {exponent} (mean ± sd" in text
+
+
+def finding_counts(text: str) -> tuple[int, list[int]]:
+    """contradictions caption: (its hypothesis rows, the count before each finding's words)."""
+    found = re.search(r"Against the chapter: (\d+) hypothesis rows on \d+ claims; (.*?); \d+ rows are written down", text)
+    return int(found[1]), [int(n) for n in re.findall(r"(?:^|, )(\d+) ", found[2])]
+
+
+@pytest.mark.parametrize("finding", [None, "fits at no rate tried", "a finding the caption has no words for"])
+def test_the_contradictions_counts_sum_to_the_hypothesis_rows(tmp_path, finding):
+    def change(df):
+        if finding:
+            df.loc[df.index[df["role"] == "hypothesis"][0], "finding"] = finding
+        return df
+    text = caption("contradictions", with_table(tmp_path, "full", "contradictions", change))
+    rows, counts = finding_counts(text)
+    assert sum(counts) == rows and len(counts) >= 5
