@@ -182,3 +182,16 @@ def test_the_contradictions_counts_sum_to_the_hypothesis_rows(tmp_path, finding)
     text = caption("contradictions", with_table(tmp_path, "full", "contradictions", change))
     rows, counts = finding_counts(text)
     assert sum(counts) == rows and len(counts) >= 5
+
+
+@pytest.mark.parametrize("config", [{}, {"profile": "quick", "seeds": 3}])
+def test_snakemakes_own_caption_renders_without_a_docutils_warning(config):
+    """workflow.rst, as Snakemake's --report renders it (its own Jinja, snakemake.config as given): a plain call
+    gives no profile or seeds, and an empty ``literal`` was a docutils warning."""
+    import jinja2
+
+    snakemake = type("Snakemake", (), {"config": config})
+    text = jinja2.Environment(trim_blocks=True, lstrip_blocks=True).from_string(
+        (REPO / "workflow/report/workflow.rst").read_text(encoding="utf-8")).render(snakemake=snakemake)
+    assert "````" not in text
+    publish_parts(text, writer="html", settings_overrides={"halt_level": 2, "report_level": 5})
