@@ -206,3 +206,21 @@ def test_the_lost_tables_listed_are_tables_of_ours():
     bullet = re.search(r"\*\*The chapter's lost tables\.\*\*(.*?)\n- ", text, re.S)[1]
     listed = re.findall(r"``([a-z_]+)``", bullet)
     assert {"ladder", "average_ladder"} <= set(listed) and set(listed) <= set(BUILDERS)
+
+
+def test_alibis_gain_and_what_the_ratio_shows_are_read_from_the_rows(tmp_path):
+    def worse_at_256(df):
+        alibi = df["scheme"] == "ALiBi (distance penalty)"
+        df.loc[alibi, "ppl_256"] = df.loc[alibi, "ppl_64"] + 1
+        return df
+
+    def ratio_consistent(df):
+        df.loc[df["hypothesis_id"] == "alibi_eight_heads", "verdict_before"] = "CONSISTENT"
+        return df
+    published = caption("position_extrapolation", sources("full"))
+    assert "ALiBi improves as the window grows" in published and ": the same direction, a smaller gain." in published
+    flipped = caption("position_extrapolation", with_table(tmp_path, "full", "position_extrapolation", worse_at_256))
+    assert "ALiBi does not improve as the window grows" in flipped and ": no gain." in flipped
+    assert "the gap is systematic" in published
+    assert "systematic" not in caption("position_extrapolation", with_table(tmp_path, "full", "contradictions",
+                                                                          ratio_consistent))
