@@ -164,8 +164,9 @@ def parse_overrides(value) -> list[tuple[str, list[str]]]:
     parsed = []
     for scope, rest in items:
         if not str(scope).strip() or not str(rest or "").strip():
-            refuse(f"override={value!r}: expected '<scope>: <hydra override> ...', "
-                                "e.g. override='ladder/average: train.lr=3e-3'")
+            refuse(f"override={value!r}: expected '<scope>: <hydra override> ...', e.g. "
+                   "'override=ladder/average: train.lr=3e-3' (quoted whole: an unquoted word after the scope "
+                   "reaches Snakemake as a --config entry of its own)")
         given = shlex.split(str(rest))
         if any(o.split("=")[0].lstrip("+~") == "seed" for o in given):
             refuse(f"override={value!r}: a run's seeds are not overridden; choose them with seeds=N")
