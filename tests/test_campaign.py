@@ -148,3 +148,36 @@ def test_the_repository_is_the_working_directory_s(tmp_path):
     found = subprocess.run([sys.executable, "-c", "from attnlab import campaign; print(campaign.ROOT)"], cwd=tmp_path,
                            env={**os.environ, "PYTHONPATH": os.path.abspath(src)}, capture_output=True, text=True)
     assert found.stdout.strip() == str(tmp_path.resolve()), found.stderr
+
+
+def test_land_takes_a_folder_laid_out_as_a_checkout(tmp_path):
+    """`land CLONE`: each finished seed folder of another checkout lands with its key file, its checkpoint
+    left behind; a seed under a stale key, one trained from a dirty tree and one that has results here
+    are left out, and nothing of theirs is written."""
+    clone, repo = tmp_path / "clone", tmp_path / "repo"
+    cfg = campaign.composed_run("smoke", "ladder/block")
+    keys = [campaign.seed_key(cfg, seed) for seed in range(4)]
+    records = [{"config_hash": keys[0], "dirty": False}, {"config_hash": "0123456789abcdef", "dirty": False},
+               {"config_hash": keys[2], "dirty": True}, {"config_hash": keys[3], "dirty": False}]
+    for seed, metrics in enumerate(records):
+        folder = clone / campaign.run_home("smoke", "ladder/block")[0].format(seed=seed)
+        folder.mkdir(parents=True)
+        (folder / "metrics.json").write_text(json.dumps(metrics))
+        (folder / "curve.csv").write_text("step,loss\n0,7.0\n")
+        (folder / "checkpoint.pt").write_bytes(b"weights")
+    finished(repo, "smoke", "ladder/block", 3, keys[3])
+    landed = campaign.land(clone, repo)
+    assert landed == ["results/smoke/runs/ladder/block/seed0"]
+    seed0 = repo / landed[0]
+    assert sorted(p.name for p in seed0.iterdir()) == ["curve.csv", "metrics.json"]
+    assert [p.name for p in (repo / "results/smoke/stamps/train/ladder/block/seed0").iterdir()] == [f"{keys[0]}.key"]
+    assert not (repo / "results/smoke/runs/ladder/block/seed1").exists()
+    assert not (repo / "results/smoke/runs/ladder/block/seed2").exists()
+    assert (repo / "results/smoke/runs/ladder/block/seed3/metrics.json").read_text() == "{}"
+
+
+def test_a_seed_folder_names_its_profile_run_and_seed():
+    assert campaign.run_of("results/full/runs/scale/sweep_d1024_divided_lr5e3/seed2") == \
+        ("full", "scale/sweep_d1024_divided_lr5e3", 2)
+    assert campaign.run_of("results/quick/measure/winograd/role/two_blocks/seed7") == ("quick", "winograd/role_two_blocks", 7)
+    assert campaign.run_of("results/full/tables/seed1") is None

@@ -156,3 +156,32 @@ def test_the_repository_is_where_the_command_runs_not_where_the_package_is(tmp_p
     shutil.copytree(ROOT / "src" / "attnlab", tmp_path / "bare" / "src" / "attnlab")
     outside = root_seen_from(scratch, tmp_path / "bare" / "src")
     assert outside.returncode != 0 and outside.stderr.strip().startswith(f"error: {scratch} is in no attnlab repository")
+
+
+def test_a_dirty_tree_records_which_files_differed_and_a_hash_of_the_change(tmp_path, monkeypatch):
+    import attnlab.config as config_module
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "src" / "model.py").write_text("width = 1\n")
+    (tmp_path / "notes.txt").write_text("not code\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    monkeypatch.setattr(config_module, "ROOT", tmp_path)
+    monkeypatch.delenv("ATTNLAB_COMMIT", raising=False)
+    clean = config_module.git_commit()
+    assert clean["dirty"] is False and len(clean["commit"]) == 40 and "changed" not in clean
+    (tmp_path / "notes.txt").write_text("edited\n")  # outside src/ and configs/: not the run's code
+    assert config_module.git_commit() == clean
+    (tmp_path / "src" / "model.py").write_text("width = 2\n")
+    (tmp_path / "configs" / "new.yaml").write_text("lr: 1\n")
+    dirty = config_module.git_commit()
+    assert dirty["commit"] == clean["commit"] and dirty["dirty"] is True
+    assert dirty["changed"] == ["configs/new.yaml", "src/model.py"] and len(dirty["diff_sha256"]) == 64
+    assert config_module.git_commit() == dirty  # the same change, the same hash
+    (tmp_path / "configs" / "new.yaml").write_text("lr: 2\n")  # an untracked file's bytes count too
+    assert config_module.git_commit()["diff_sha256"] != dirty["diff_sha256"]

@@ -182,6 +182,21 @@ def test_one_rate_is_no_where_two_bands_never_meet_where_both_were_measured():
     assert one_rate({"a": bands["a"], "c": bands["c"]}, measured, names)["finding"].startswith("not established")
 
 
+def test_one_rate_is_no_where_the_runaway_needs_a_rate_at_which_the_divided_head_collapsed():
+    """The undivided std reaches the chapter's only from 5.5e-3; the divided head collapsed at 5e-3 and 6e-3
+    (every seed): no rate gives both. Soft at 5e-3, or collapsed in only some seeds there, it stays open."""
+    names = {"runaway": "undivided final score std", "b": "second"}
+    measured = {"runaway": (1e-3, 1e-2), "b": (1e-3, 6e-3)}
+    bands = {"runaway": [(5.5e-3, 1e-2)], "b": [(1e-3, 7e-3)]}
+    rates = (1e-3, 3e-3, 5e-3, 6e-3, 1e-2)
+    collapsed = {1e-3: False, 3e-3: False, 5e-3: True, 6e-3: True}
+    no = one_rate(bands, measured, names, {}, rates, collapsed, "runaway")
+    assert no["finding"].startswith("no: the undivided final score std reaches the chapter's only from 5.5e-3")
+    assert "collapsed at every rate tried from 5e-3 up" in no["finding"]
+    for soft_at_5e3 in ({**collapsed, 5e-3: False}, {**collapsed, 6e-3: False}):
+        assert one_rate(bands, measured, names, {}, rates, soft_at_5e3, "runaway")["finding"].startswith("not established")
+
+
 # ---------------------------------------------------------------- circuits, seed by seed
 
 POSITIONS = (1, 6, 11)  # the first noun, the second noun, the adjective

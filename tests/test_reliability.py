@@ -29,7 +29,7 @@ SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 # scales train.steps by 0.002: 100 steps), a checkpoint every 5 steps, one thread (bit-for-bit on CPU).
 SHORT_RUN = ["experiment=ladder/no_context", "profile=smoke", "train.steps=50000", "train.batch_size=8",
              "train.eval_interval=25000", "train.checkpoint_interval=5", "train.threads=1"]
-TIMING_KEYS = {"train_s", "tokens_per_s", "s_per_step"}  # metrics.json keys that measure the machine
+TIMING_KEYS = {"train_s", "tokens_per_s", "s_per_step", "started_at", "finished_at"}  # metrics.json keys that read the clock
 
 
 def environ():

@@ -4,13 +4,16 @@ SVG), headings in words; each section's provenance (commits with their dates, de
 unsaid; captions rendered with their titles, lists and formulas; numbers kept whole. The browser's view:
 test_pipeline.py."""
 
+import json
 import re
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from PIL import Image
 
 from attnlab import report
+from attnlab.config import ROOT
 from attnlab.tables import BUILDERS as TABLE_BUILDERS, CHAPTER_ORDER, for_people, load_families, provenance, seed_ids
 
 LEDGER = pd.DataFrame([
@@ -22,17 +25,54 @@ LEDGER = pd.DataFrame([
      "note": "", "seeds": 3, "profile": "full"},
 ])
 TABLE = pd.DataFrame({"row": [1, 2], "held_out_ppl": [60.1, 38.09], "steps": [3000, 3000],
-                      "commit": ["a5b45a3a77", "5387a7a1fc"], "device": ["cuda", "cpu,cuda"], "seed_ids": ["0–2", "0–6"]})
+                      "commit": ["a5b45a3a77 ×3", "5387a7a1fc ×4, a5b45a3a77 ×3"],
+                      "device": ["NVIDIA H200 ×3", "AMD EPYC ×4, NVIDIA H200 ×3"], "seed_ids": ["0–2", "0–6"],
+                      "run_dates": ["2026-11-30 – 2026-11-30", "2026-11-30 – 2026-12-03"], "dates_recovered": [3, 0]})
 
 
-def test_runs_record_their_commit_devices_and_seeds():
-    runs = [{"seed": s, "device": d, "commit": "0123456789abcdef", "dirty": False, "sources": [{}, {}]}
-            for s, d in ((0, "cuda"), (1, "cpu"), (2, "cuda"), (4, "cuda"))]
-    assert provenance(runs) == {"commit": "0123456789+resumed", "device": "cpu,cuda", "seed_ids": "0–2,4"}
-    assert provenance([{"commit": None}]) == {"commit": "", "device": "", "seed_ids": ""}  # a record without them
+def test_runs_record_every_commit_device_and_date_with_their_counts():
+    runs = [{"seed": s, "device": d, "device_name": name, "commit": c, "dirty": False, "sources": [{}] * n,
+             "started_at": f"2026-12-0{s + 1}T10:00:00+00:00", "finished_at": f"2026-12-0{s + 2}T01:00:00+00:00"}
+            for s, d, name, c, n in ((0, "cuda", "NVIDIA H200", "0123456789abcdef", 2), (1, "cpu", None, "fedcba9876543210", 1),
+                                     (2, "cuda", "NVIDIA H200", "0123456789abcdef", 1), (4, "cuda", "NVIDIA H200", "0123456789abcdef", 1))]
+    runs[1]["recovered"] = {"finished_at": "not after: the date of abc, which added it"}
+    assert provenance(runs) == {"commit": "0123456789 ×2, 0123456789+resumed ×1, fedcba9876 ×1",
+                                "device": "NVIDIA H200 ×3, cpu ×1", "run_dates": "2026-12-01 – 2026-12-06",
+                                "dates_recovered": 1, "seed_ids": "0–2,4"}
+    assert provenance([{"commit": None}]) == {"commit": "", "device": "", "run_dates": "", "dates_recovered": 0,
+                                              "seed_ids": ""}  # a record without them
     assert seed_ids([1, 0]) == "0,1" and seed_ids(range(10)) == "0–9"
-    _, shared = for_people(pd.DataFrame({"x": [1.0, 2.0], "seed_ids": ["0–2", "0–2"], "device": ["cuda", "cuda"]}))
-    assert shared == ["seed_ids: 0–2", "device: cuda"]  # said once under the table
+    _, shared = for_people(pd.DataFrame({"x": [1.0, 2.0], "seed_ids": ["0–2", "0–2"], "device": ["cuda ×3", "cuda ×3"]}))
+    assert shared == ["seed_ids: 0–2", "device: cuda ×3"]  # said once under the table
+    shown, _ = for_people(pd.DataFrame({"x": [1.0, 2.0], "commit": ["a ×3", "a ×2, b ×1"]}))
+    assert list(shown["commit"]) == ["a ×3", "a ×2, b ×1"]  # rows that differ name their own commits
+
+
+def test_a_dirty_run_is_published_only_when_it_says_what_differed():
+    clean = {"commit": "c" * 40, "dirty": False, "sources": [{"commit": "c" * 40, "dirty": False}], "device": "cpu"}
+    dirty = {**clean, "dirty": True, "sources": [{"commit": "c" * 40, "dirty": True}]}
+    with pytest.raises(ValueError, match="dirty tree"):
+        provenance([clean, dirty])
+    recorded = {**dirty, "sources": [{"commit": "c" * 40, "dirty": True, "changed": ["src/attnlab/model.py"],
+                                      "diff_sha256": "ab" * 32}]}
+    checked = {**dirty, "key_at_commit": "equal"}
+    unchecked = {**dirty, "key_at_commit": "undecidable"}  # recovered: says what it is, and the row says so too
+    assert provenance([recorded, checked, unchecked])["commit"] == "cccccccccc+dirty ×2, cccccccccc+dirty+unverified ×1"
+    with pytest.raises(ValueError):  # one process of a resumed run from a dirty tree that says nothing
+        provenance([{**recorded, "sources": recorded["sources"] + [{"commit": "d" * 40, "dirty": True}]}])
+
+
+def test_every_published_run_says_when_it_ran_where_and_what_a_dirty_tree_changed():
+    """The records under results/: each is publishable and names its device and dates, recorded or recovered."""
+    paths = sorted(ROOT.glob("results/*/runs/**/metrics.json")) + sorted(ROOT.glob("results/*/measure/winograd/**/metrics.json"))
+    assert paths
+    for path in paths:
+        run = json.loads(path.read_text())
+        provenance([run])  # refuses a dirty run that says nothing of what differed
+        assert run.get("device_name") and run.get("started_at") <= run.get("finished_at"), path
+        assert all(k in ("started_at", "finished_at", "device_name", "key_at_commit") for k in run.get("recovered", {})), path
+        if run["device"] == "cuda":
+            assert "not recorded" not in run["device_name"], path  # every GPU run names its GPU
 
 
 class FakeGit(report.Git):
@@ -48,15 +88,17 @@ class FakeGit(report.Git):
 
 def test_a_section_names_where_its_numbers_were_made_and_when():
     assert report.provenance(TABLE, None, FakeGit()) == (
-        '<p class="meta">Provenance: commits a5b45a3a77 (2026-11-30), 5387a7a1fc (2026-12-02) · '
-        "devices cuda, cpu · seeds 0–2, 0–6</p>")
+        '<p class="meta">Provenance: commits a5b45a3a77 ×6 (2026-11-30), 5387a7a1fc ×4 (2026-12-02) · runs dated '
+        "2026-11-30 to 2026-12-03 (3 of these runs&#x27; dates recovered from git: not before their commit, not after "
+        "their record landed) · devices NVIDIA H200 ×6, AMD EPYC ×4 · seeds 0–2, 0–6</p>")
     # a measurement that records no commit: the commit that last changed its table, the default device, its seed
     said = report.provenance(pd.DataFrame({"d": [4], "seed": [0]}), Path("table.csv"), FakeGit())
     assert "numbers last changed in commit abc1234 (2026-11-20) · device cpu (torch&#x27;s default" in said and "seed 0" in said
+    assert "runs dated" not in said
     said = report.provenance(pd.DataFrame({"d": [4]}), Path("new.csv"), FakeGit())
     assert "numbers not yet committed" in said and "no seeds of its own: a computation or a summary" in said
-    rows = pd.DataFrame({"commit": ["a5b45a3a77+dirty"], "seeds": [3], "seed_ids": ["0–2"]})
-    assert "commit a5b45a3a77+dirty (2026-11-30)" in report.provenance(rows, None, FakeGit())
+    rows = pd.DataFrame({"commit": ["a5b45a3a77+dirty ×3"], "seeds": [3], "seed_ids": ["0–2"]})
+    assert "commit a5b45a3a77+dirty ×3 (2026-11-30)" in report.provenance(rows, None, FakeGit())
     assert "not recorded" not in said
 
 
@@ -139,7 +181,8 @@ def test_the_front_reads_like_a_reproduction_report(tmp_path):
     assert '<h2>The whole ladder <span class="id">ladder</span></h2>' in page and "<p>Eleven models.</p>" in page
     assert '<span class="reason">Six seeds cannot tell 1.88 from 1.8 ± 0.5.</span>' in page
     assert '<a href="../../figures/full/claims.svg"' in page
-    assert re.search(r"Provenance: commits a5b45a3a77 \([^)]*\), 5387a7a1fc", page)
+    assert re.search(r"Provenance: commits a5b45a3a77 ×6 \([^)]*\), 5387a7a1fc ×4", page)
+    assert "runs dated 2026-11-30 to 2026-12-03" in page  # the front reads the runs' dates, as the sections do
     assert "not recorded" not in page
 
 

@@ -2,14 +2,17 @@
 and a checkpoint is data, never code."""
 
 import json
+import platform
+from datetime import datetime, timedelta, timezone
 
 import pandas as pd
 import pytest
+import torch
 
 from attnlab import runs, train as train_module
 from attnlab.config import compose, config_hash
 
-TIMING = {"train_s", "tokens_per_s", "s_per_step"}
+TIMING = {"train_s", "tokens_per_s", "s_per_step", "started_at", "finished_at"}  # the clock, not the numbers
 
 
 def tiny(smoke_data, *extra):
@@ -58,6 +61,11 @@ def test_a_diverging_run_is_recorded_not_crashed(smoke_data, tmp_path):
     assert metrics["diverged"] and 0 < metrics["diverged_step"] < 30
     assert metrics["held_out_ppl"] == {"128": None} and metrics["train_ppl"] is None
     assert json.loads((tmp_path / "metrics.json").read_text())["diverged"]
+    # and when and where it ran: the device by name, the software, the UTC start and finish
+    assert metrics["device"] == "cpu" and metrics["device_name"] and metrics["device_name"] != "cpu"
+    assert metrics["python"] == platform.python_version() and metrics["torch"] == torch.__version__
+    started, finished = (datetime.fromisoformat(metrics[k]) for k in ("started_at", "finished_at"))
+    assert started.utcoffset() == timedelta(0) and started <= finished <= datetime.now(timezone.utc)
 
 
 class OpensAFile:

@@ -5,6 +5,7 @@ deadline with K seeds folded per process (train.seed_batch), landed here with th
     python -m attnlab.campaign pack --profile full [--run winograd/role_block=300] [--wheels]
     PYTHONPATH=src python3 -m attnlab.campaign train --minutes 9 --archive $OUT/runs.tar.gz   # on the GPU machine
     python -m attnlab.campaign land runs.tar.gz                        # here: into results/<profile>/
+    python -m attnlab.campaign land ../clone                           # or the finished seeds of a clone
 
 The plan: each run of configs/pipeline.yaml's seeds_per_run.<profile>, and each --run RUN=N (a
 contradiction's sweep, say), with its seeds 0..N-1 that have no finished folder (metrics.json and
@@ -335,45 +336,79 @@ def write_archive(out: Path, finished: list[dict], groups: list[dict], archive: 
 
 # ---------------------------------------------------------------- landing (here)
 
-def land(archive: Path, into: Path = ROOT) -> list[str]:
-    """Each finished seed of the archive into `into`, with its key file; returns what landed. A seed that
-    has results there, or whose config hash is not its run's current key, is left out (said why)."""
-    landed = []
-    with tarfile.open(archive) as tar:
+def run_of(folder: str) -> tuple[str, str, int] | None:
+    """(profile, run, seed) of a seed folder in the repository's layout (run_home's), or None."""
+    parts = Path(folder).parts
+    if len(parts) < 4 or parts[0] != "results" or not parts[-1].startswith("seed") or not parts[-1][4:].isdigit():
+        return None
+    profile, seed = parts[1], int(parts[-1][4:])
+    if parts[2] == "runs":
+        return profile, "/".join(parts[3:-1]), seed
+    if parts[2:4] == ("measure", "winograd") and len(parts) == 7:
+        return profile, f"winograd/{parts[4]}_{parts[5]}", seed
+    return None
+
+
+def finished_seeds(source: Path):
+    """(folder in the repository's layout, its files as {name: bytes}) of each finished seed in `source`: a
+    campaign archive (.tar.gz, its campaign.json lists them) or a folder laid out as a checkout (another
+    clone that trained them, say); a checkpoint stays behind."""
+    if source.is_dir():
+        for metrics in sorted(source.glob("results/*/**/seed*/metrics.json")):
+            folder = metrics.parent
+            yield folder.relative_to(source).as_posix(), \
+                {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file() and f.name != "checkpoint.pt"}
+        return
+    with tarfile.open(source) as tar:
         summary = json.loads(tar.extractfile("campaign.json").read())
-        profile, folders = summary["profile"], {g["run"]: g for g in summary["plan"]}
         if summary["torch"]:
             print(f"trained with torch {summary['torch']} on {summary['device']}")
-        configs = {}
+        folders = {g["run"]: g["folder"] for g in summary["plan"]}
         for f in summary["finished"]:
-            g, seed = folders[f["run"]], f["seed"]
-            folder = g["folder"].format(seed=seed)
-            target = into / folder
-            if (target / "metrics.json").exists():
-                print(f"  {folder}: has results already; left out")
-                continue
-            metrics = json.loads(tar.extractfile(f"{folder}/metrics.json").read())
-            if f["run"] not in configs:
-                configs[f["run"]] = composed_run(profile, f["run"])
-            key = seed_key(configs[f["run"]], seed)
-            if metrics["config_hash"] != key:
-                print(f"  {folder}: trained under key {metrics['config_hash']}, the run's is {key} now; left out")
-                continue
-            # the key file first, as rule key writes it before the run: the run's files are newer than it
-            stamps = into / f"results/{profile}/stamps" / g["job"].format(seed=seed)
-            stamps.mkdir(parents=True, exist_ok=True)
-            for old in stamps.glob("*.key"):
-                old.unlink()
-            (stamps / f"{key}.key").write_text(key + "\n")
-            staging = target.with_name(f".{target.name}.landing")
-            shutil.rmtree(staging, ignore_errors=True)
-            staging.mkdir(parents=True)
-            for m in tar.getmembers():
-                if m.name.startswith(f"{folder}/"):
-                    (staging / Path(m.name).name).write_bytes(tar.extractfile(m).read())
-            shutil.rmtree(target, ignore_errors=True)  # an unfinished folder (no metrics.json) gives way
-            staging.replace(target)  # the whole folder at once: nothing half-written
-            landed.append(folder)
+            folder = folders[f["run"]].format(seed=f["seed"])
+            yield folder, {Path(m.name).name: tar.extractfile(m).read() for m in tar.getmembers()
+                           if m.name.startswith(f"{folder}/")}
+
+
+def land(source: Path, into: Path = ROOT) -> list[str]:
+    """Each finished seed of `source` (an archive or a folder, finished_seeds') into `into`, with its key
+    file; returns what landed. A seed that has results there, that was trained from a dirty tree, or
+    whose config hash is not its run's current key, is left out (said why)."""
+    landed, configs = [], {}
+    for folder, files in finished_seeds(source):
+        where = run_of(folder)
+        if where is None:
+            print(f"  {folder}: not a seed folder of the pipeline's layout; left out")
+            continue
+        profile, run, seed = where
+        target = into / folder
+        if (target / "metrics.json").exists():
+            print(f"  {folder}: has results already; left out")
+            continue
+        metrics = json.loads(files["metrics.json"])
+        if metrics.get("dirty"):
+            print(f"  {folder}: trained from a dirty tree at {metrics.get('commit')}; left out")
+            continue
+        if run not in configs:
+            configs[run] = composed_run(profile, run)
+        key = seed_key(configs[run], seed)
+        if metrics["config_hash"] != key:
+            print(f"  {folder}: trained under key {metrics['config_hash']}, the run's is {key} now; left out")
+            continue
+        # the key file first, as rule key writes it before the run: the run's files are newer than it
+        stamps = into / f"results/{profile}/stamps" / run_home(profile, run)[1].format(seed=seed)
+        stamps.mkdir(parents=True, exist_ok=True)
+        for old in stamps.glob("*.key"):
+            old.unlink()
+        (stamps / f"{key}.key").write_text(key + "\n")
+        staging = target.with_name(f".{target.name}.landing")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        for name, content in files.items():
+            (staging / name).write_bytes(content)
+        shutil.rmtree(target, ignore_errors=True)  # an unfinished folder (no metrics.json) gives way
+        staging.replace(target)  # the whole folder at once: nothing half-written
+        landed.append(folder)
     print(f"landed {len(landed)} runs into {into}")
     return landed
 
@@ -403,9 +438,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--tflops", type=float, default=ASSUMED_TFLOPS)
     p.add_argument("--archive", type=Path, help="write the finished runs here (.tar.gz)")
     p.add_argument("--dry-run", action="store_true", help="print the groups and the estimate; train nothing")
-    text = "land an archive's finished seeds into the repository, each with its key file"
+    text = "land a campaign's finished seeds (an archive, or a folder laid out as a checkout), each with its key file"
     p = sub.add_parser("land", help=text, description=text)
-    p.add_argument("archive", type=Path)
+    p.add_argument("archive", type=Path, help="a campaign's runs.tar.gz, or a folder laid out as a checkout")
     p.add_argument("--into", type=Path, default=ROOT, help="the repository to land in")
     args = parser.parse_args(argv)
     for name in ("bundle", "archive", "into", "out"):  # paths from where the command was given

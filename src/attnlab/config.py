@@ -238,17 +238,27 @@ def check_train(cfg: DictConfig) -> None:
 
 
 def git_commit() -> dict:
-    """The commit a result came from, and whether the tree had uncommitted changes. A copy of a
-    committed tree without .git (sent to another machine) is named by ATTNLAB_COMMIT."""
+    """The commit a result came from, and whether the tree had uncommitted changes under src/ and configs/;
+    if so, which files differed and a sha256 of what changed (the diff against the commit, then each
+    untracked file's name and bytes), so a reader can tell whether two dirty runs ran the same code. A
+    copy of a committed tree without .git (sent to another machine) is named by ATTNLAB_COMMIT."""
     if os.environ.get("ATTNLAB_COMMIT"):
         return {"commit": os.environ["ATTNLAB_COMMIT"], "dirty": False}
 
-    def git(*args):
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    def git(*args) -> bytes:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True).stdout
     try:
-        return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(git("status", "--porcelain", "--", "src", "configs"))}
+        commit = git("rev-parse", "HEAD").decode().strip() or None
+        status = git("status", "--porcelain", "--untracked-files=all", "--", "src", "configs").decode().splitlines()
     except OSError:
         return {"commit": None, "dirty": None}
+    if not status:
+        return {"commit": commit, "dirty": False}
+    changed = sorted(line[3:].split(" -> ")[-1] for line in status)
+    digest = hashlib.sha256(git("diff", "--binary", "HEAD", "--", "src", "configs"))
+    for name in (line[3:] for line in status if line.startswith("??")):
+        digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes())
+    return {"commit": commit, "dirty": True, "changed": changed, "diff_sha256": digest.hexdigest()}
 
 
 def source_files(module: str) -> set[Path]:

@@ -35,14 +35,15 @@ from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
 from attnlab.families.throughput import NOT_ON_A_GPU
 from attnlab.style import VERDICT_COLOURS, VERDICT_MARKS
-from attnlab.tables import chapter_place, for_people, parse_named
+from attnlab.tables import chapter_place, for_people, parse_named, tally
 
 REPRODUCED = ("MATCH", "CONCLUSION HOLDS")
 # the chapter's one run is a plausible draw of ours, agreement to its tolerance not shown: listed with what was
 # reproduced, apart; every other verdict under what did not reproduce
 CONSISTENT = "CONSISTENT"
 KINDS = ("analytic", "trained")
-PROVENANCE = ("commit", "device", "seed_ids")  # read as text: a commit of digits only is not a number
+PROVENANCE = ("commit", "device", "seed_ids", "run_dates")  # read as text: a commit of digits only is not a number
+DEVICE_KINDS = ("cpu", "cuda", "mps")  # what a record says where it names no model
 CSS = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 1180px; margin: 0 auto; padding: 1em 1.5em; color: #1f2328; }
 h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #d0d7de; }
@@ -273,7 +274,7 @@ def data_table(table: pd.DataFrame, row_ids: list[str] | None = None, cards: boo
 
 class Git:
     """Dates of commits, and the commit that last changed a file, from the repository the report is built in
-    (None outside one). Runs record no date by design: the commit they were made at dates them."""
+    (None outside one): what dates a measurement that records no date of its own."""
 
     def __init__(self, folder: Path = Path(".")):
         self.folder = folder
@@ -302,35 +303,49 @@ class Git:
         return tuple(found.split()) if found else None
 
 
-def recorded(table: pd.DataFrame, column: str) -> list[str]:
-    """A provenance column's values, each once (a cell may list several: 'cpu,cuda')."""
+def recorded(table: pd.DataFrame, column: str) -> dict[str, int]:
+    """A provenance column's values with their run counts, summed over rows, most first (tables.tally)."""
     if column not in table:
-        return []
-    values = (p.strip() for v in table[column] for p in text(v).split(","))
+        return {}
     # a row that waits for a GPU names no device it ran on
-    return list(dict.fromkeys(p for p in values if p and p != NOT_ON_A_GPU))
+    return {v: n for v, n in tally(table[column]).most_common() if v != NOT_ON_A_GPU}
+
+
+def run_dates(table: pd.DataFrame) -> list[str]:
+    """The first and last date the table's runs ran on (the rows' run_dates), none for a table of no runs."""
+    ends = [d.strip() for cell in table.get("run_dates", []) for d in text(cell).split(" – ") if d.strip()]
+    return [min(ends), max(ends)] if ends else []
+
+
+def dates_recovered(table: pd.DataFrame) -> int:
+    return int(pd.to_numeric(table.get("dates_recovered", pd.Series(dtype=float)), errors="coerce").fillna(0).sum())
 
 
 def provenance(table: pd.DataFrame, csv: Path | None = None, git: Git | None = None) -> str:
-    """Where a section's numbers were made: the commits its table records (each with its date), else the
-    commit that last changed the table; its devices, else the CPU (a measurement that records no device ran
-    on torch's default one); its seeds, each row's count where rows differ."""
+    """Where a section's numbers were made: every commit its table records with its runs and its date, else
+    the commit that last changed the table; the dates its runs ran on (and how many were recovered rather
+    than recorded); its devices by name with their runs, else the CPU (a measurement that records no device
+    ran on torch's default one); its seeds, each row's count where rows differ."""
     git = git or Git()
     said = []
     commits = recorded(table, "commit")
     if commits:
-        dates = git.dates(commits)
+        dates = git.dates(list(commits))
         said.append(("commits " if len(commits) > 1 else "commit ") + ", ".join(
-            f"{c} ({dates[c.split('+')[0]]})" if c.split("+")[0] in dates else f"{c} (not in this clone's history)"
-            for c in commits))
+            f"{c} ×{n} ({dates[c.split('+')[0]]})" if c.split("+")[0] in dates else f"{c} ×{n} (not in this clone's history)"
+            for c, n in commits.items()))
     else:
         landed = git.last_change(csv) if csv else None
         said.append(f"numbers last changed in commit {landed[0]} ({landed[1]})" if landed
                     else "numbers not yet committed (built from this working tree)")
+    ran, recovered = run_dates(table), dates_recovered(table)
+    if ran:
+        said.append(f"runs dated {span(ran)}" + (f" ({recovered} of these runs' dates recovered from git: not before "
+                                                 "their commit, not after their record landed)" if recovered else ""))
     devices = recorded(table, "device")
-    said.append(f"device{'s' if len(devices) > 1 else ''} {', '.join(devices)}" if devices
-                else "device cpu (torch's default: the measurement places nothing elsewhere)")
-    seeds = recorded(table, "seed_ids") or recorded(table, "seed")
+    said.append(f"device{'s' if len(devices) > 1 else ''} " + ", ".join(f"{d} ×{n}" for d, n in devices.items())
+                if devices else "device cpu (torch's default: the measurement places nothing elsewhere)")
+    seeds = list(recorded(table, "seed_ids")) or list(recorded(table, "seed"))
     counts = sorted({int(n) for n in pd.to_numeric(table.get("seeds", pd.Series(dtype=float)), errors="coerce").dropna()})
     if seeds:
         per_row = f" ({counts[0]}–{counts[-1]} a row: the table's seeds)" if len(counts) > 1 else ""
@@ -481,9 +496,11 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
     titles = {t: caption_title(captions.get(t, "")) or t.replace("_", " ") for t in ids}
     hypotheses = frames.get("contradictions")
     kind = kinds(ledger, set(trained))
-    commits = [c for df in frames.values() for c in recorded(df, "commit")]
-    dates = sorted(git.dates(commits).values())
+    ran = sorted(d for df in frames.values() for d in run_dates(df))
+    recovered = sum(dates_recovered(df) for df in frames.values())
     devices = sorted({d for df in frames.values() for d in recorded(df, "device")})
+    # by name where the tables name them: a bare kind (pipeline_time's cost by device kind) names no machine
+    devices = [d for d in devices if d not in DEVICE_KINDS] or devices
     front = {
         "summary": summary(ledger, kind, profile),
         "reproduced": reproduced(ledger, kind, titles),
@@ -504,8 +521,10 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
              f'<meta name="viewport" content="width=device-width, initial-scale=1">'
              f"<title>attnlab: {profile} profile</title><style>{CSS}</style></head><body>",
              f"<h1>Self-attention from the plain average: does the chapter reproduce? (attnlab, profile {esc(profile)})</h1>",
-             f'<p class="meta">{len(ids)} tables, {esc(seeds_text(ledger))}; made at commits dated '
-             f"{esc(span(dates)) if dates else 'outside this clone’s history'} on {esc(', '.join(devices) or 'cpu')}. "
+             f'<p class="meta">{len(ids)} tables, {esc(seeds_text(ledger))}; '
+             f"{esc('runs dated ' + span(ran) if ran else 'no run dated')}"
+             f"{esc(' (a run that recorded no dates is dated from git: not before its commit, not after its record landed)') if recovered else ''}"
+             f" on {esc(', '.join(devices) or 'cpu')}. "
              f"Every number comes from a run folder under <code>results/{esc(profile)}/runs/</code> (or a measurement's "
              "record) with its composed config, seed and commit; every number in the text is read from the tables, "
              "the ledger or the runs (<code>workflow/report/*.rst</code> are templates).</p>",

@@ -15,6 +15,7 @@ import io
 import math
 import pkgutil
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +58,7 @@ CHAPTER_ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalenc
                  "attention_scaling", "winograd_category", "winograd_role", "winograd_attention",
                  "winograd_adjectives", "winograd_circuits", "attention_equivalence", "depth_overfit", "contradictions",
                  "sqrt_dk_sweep", "pipeline_time", "throughput",
-                 "runs_per_hour")
+                 "runs_per_hour", "cross_device")
 
 
 def load_families() -> None:
@@ -128,14 +129,63 @@ def run_columns(runs: list[dict]) -> dict:
 
 
 def provenance(runs: list[dict]) -> dict:
-    """Where a row was made, for a reader to check: the commit (its first seed's; +dirty, or +resumed
-    under another commit), the devices and the seeds its runs trained on (empty where a record lacks
-    them). Runs record no date."""
-    first = runs[0]
-    return {"commit": (first.get("commit") or "")[:10] + ("+dirty" if first.get("dirty") else "")
-                      + ("+resumed" if len(first.get("sources", [])) > 1 else ""),
-            "device": ",".join(sorted({r["device"] for r in runs if r.get("device")})),
+    """Where a row was made, for a reader to check: every commit its seeds ran at and every device by name,
+    each with its seed count, most first ('2058215393 ×70, a5b45a3a77+dirty ×4': +dirty, +unverified where
+    a dirty run is not shown to equal a run at its commit, +resumed where it resumed under another
+    commit); the range of the runs' dates, and how many runs' dates were recovered rather than recorded;
+    the seeds (empty where a record lacks them). A run that is not publishable is refused."""
+    for run in runs:
+        check_publishable(run)
+    dates = [d for r in runs for d in (r.get("started_at"), r.get("finished_at")) if d]
+    return {"commit": counted([commit_of(r) for r in runs if r.get("commit")]),
+            "device": counted([r.get("device_name") or r["device"] for r in runs if r.get("device")]),
+            "run_dates": f"{min(dates)[:10]} – {max(dates)[:10]}" if dates else "",
+            "dates_recovered": sum("finished_at" in r.get("recovered", {}) for r in runs),
             "seed_ids": seed_ids(r.get("seed") for r in runs)}
+
+
+def counted(values: list[str] | Counter) -> str:
+    """'a ×70, b ×4': each value with how many runs gave it (values, or a Counter of them), most first."""
+    return ", ".join(f"{v} ×{n}" for v, n in (values if isinstance(values, Counter) else Counter(values)).most_common())
+
+
+def tally(cells) -> Counter:
+    """The runs behind a provenance column's cells, summed over rows: 'a ×70, b ×4' and 'a ×3' give a: 73, b: 4
+    (a cell without counts, a measurement's 'cpu', counts once)."""
+    found = Counter()
+    for cell in cells:
+        for part in (p.strip() for p in ("" if pd.isna(cell) else str(cell)).split(",")):
+            value, _, count = part.partition(" ×")
+            if value:
+                found[value] += int(count) if count.isdigit() else 1
+    return found
+
+
+def dirty_sources(run: dict) -> list[dict]:
+    """The processes that trained a run from a tree with uncommitted changes (a record without sources: its own flag)."""
+    return [s for s in run.get("sources", [{"dirty": run.get("dirty")}]) if s.get("dirty")]
+
+
+def commit_of(run: dict) -> str:
+    """A run's commit as a row names it: 10 characters, +dirty (+unverified where neither its changes are
+    recorded nor its key shown to equal its commit's), +resumed where it resumed under another commit."""
+    dirty = dirty_sources(run)
+    verified = all(s.get("diff_sha256") for s in dirty) or run.get("key_at_commit") == "equal"
+    return (run["commit"][:10] + ("+dirty" if dirty else "") + ("" if verified else "+unverified")
+            + ("+resumed" if len(run.get("sources", [])) > 1 else ""))
+
+
+def check_publishable(run: dict) -> None:
+    """Refuses a run from a dirty tree that says nothing of what differed: each process that trained it
+    from a dirty tree records its changed files and their diff's hash, or (a record from before runs
+    recorded that) the record says whether its config, composed at its commit, has its key (key_at_commit,
+    attnlab.recover)."""
+    dirty = dirty_sources(run)
+    if dirty and "key_at_commit" not in run and not all(s.get("diff_sha256") for s in dirty):
+        raise ValueError(f"{run.get('experiment', run.get('run'))} seed {run.get('seed')} (key {run.get('config_hash')}) "
+                         f"ran from a dirty tree at {run.get('commit')} and records neither what differed nor whether "
+                         "its key equals the key at that commit (python -m attnlab.recover): retrain it from a clean "
+                         "tree, or leave it out")
 
 
 def seed_ids(seeds) -> str:
@@ -171,7 +221,7 @@ def fmt(value, spread: float | None = None) -> str:
 
 # How a row was made rather than what it found: said once under the table when every row shares
 # it, a column where rows differ. Config hashes and memory budgets stay in the CSV.
-SHARED = ("steps", "seeds", "seed_ids", "commit", "device", "torch", "threads", "kernel", "peak_method", "runs", "rows",
+SHARED = ("steps", "seeds", "seed_ids", "commit", "device", "run_dates", "dates_recovered", "torch", "threads", "kernel", "peak_method", "runs", "rows",
           "keys", "pairs", "seed", "held_out_sentences", "frozen_below", "trained_at", "n_blocks")
 CSV_ONLY = ("config_hash", "need_gb", "budget_gb", "budget_rule")
 
@@ -189,7 +239,7 @@ def for_people(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         values = list(dict.fromkeys(v for v in cells if v not in ("", "–")))
         if not values:
             continue  # nothing to say: no row diverged, no run was overridden
-        if col in SHARED and (len(values) == 1 or col == "commit"):
+        if col in SHARED and len(values) == 1:
             shared.append(f"{col}{'s' if len(values) > 1 else ''}: {', '.join(values)}")
             continue
         shown[col] = cells

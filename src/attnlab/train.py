@@ -15,8 +15,10 @@ from __future__ import annotations
 import logging
 import math
 import os
+import platform
 import sys
 import time
+from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
@@ -34,6 +36,7 @@ from attnlab import data, runs
 from attnlab.config import (ROOT, ConfigError, ablations, check_train, compose, config_hash, experiments, git_commit,
                             model_config, scaled)
 from attnlab.device import pick_device
+from attnlab.measure.attention_scaling import device_name
 from attnlab.model import LanguageModel, autocast
 from attnlab.seed_batch import FoldedSeeds, SeedBatch
 
@@ -200,6 +203,11 @@ def seed_overrides(overrides, seed: int, first_seed: int) -> list[str]:
     return [o for o in overrides if o.split("=")[0] != "seed"] + [f"seed={seed}"]
 
 
+def utc_now() -> str:
+    """The time now in UTC, to the second (ISO 8601): when a run started and finished."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
 def train(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: list[str] = (), task=None) -> dict:
     """Train (or resume) one run into run_dir and return its metrics (with train.seed_batch=K, the
     next K - 1 seeds are trained with it, into the folders beside it: train_seeds)."""
@@ -249,7 +257,8 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
             log.info("seed %d: resuming from step %d", seed, state["step"])
         # the code each process trained with: a run resumed under another commit says so in its metrics
         sources = state.setdefault("sources", [])
-        if not sources or {k: sources[-1][k] for k in source} != source:
+        state.setdefault("started_at", utc_now())
+        if not sources or {k: sources[-1].get(k) for k in source} != source:
             sources.append({**source, "from_step": state["step"]})
         seed_runs.append(SimpleNamespace(cfg=seed_cfg, dir=folder, digest=digest, model=model, optimizer=optimizer,
                                      batches=batches, state=state, overrides=seed_overrides(overrides, seed, cfg.seed)))
@@ -298,7 +307,9 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
             "experiment": name, "overrides": ablations(r.overrides),
             "profile": cfg.profile.name, "seed": r.cfg.seed, "config_hash": r.digest,
             "commit": sources[0]["commit"], "dirty": any(s["dirty"] for s in sources), "sources": sources,
-            "torch": torch.__version__, "device": str(device), "precision": t.precision, "params": model.n_params(),
+            "torch": torch.__version__, "python": platform.python_version(), "device": str(device),
+            "device_name": device_name(device.type), "started_at": st["started_at"], "finished_at": utc_now(),
+            "precision": t.precision, "params": model.n_params(),
             "seed_batch": len(seed_runs), "compiled": t.compile,
             "steps": steps, "steps_done": st["step"], "diverged": diverged, "diverged_step": st["diverged_step"],
             "final_loss": st["curve"][-1]["loss"] if st["curve"] else None,

@@ -477,7 +477,7 @@ def add_declared_tables() -> None:
     needs no line in a rule file; a builder nothing registers is an error, not a table that never builds."""
     for table_id in sorted(set(TABLE_RUNS) - set(TABLES)):
         add_table(table_id)
-    undeclared = sorted(set(TABLE_BUILDERS) - set(TABLES) - {"pipeline_time", "contradictions"})  # registered later
+    undeclared = sorted(set(TABLE_BUILDERS) - set(TABLES) - {"pipeline_time", "contradictions", "cross_device"})  # registered later
     if undeclared:
         refuse(f"table(s) {undeclared} have a builder but no inputs: declare runs= in @table, or add_table(...) "
                "in workflow/rules/<family>.smk")

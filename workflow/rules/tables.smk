@@ -20,6 +20,22 @@ def runs_by_family(variant: bool) -> dict[str, list[str]]:
 add_table("pipeline_time", inputs=runs_by_family)
 
 
+from attnlab.families.cross_device import PAIRS as CROSS_DEVICE_PAIRS, TWINS, folder_of as twin_folder
+
+
+def cross_device_inputs(variant: bool) -> dict[str, list[str]]:
+    """The published seeds of each row a cross-device pair is in, and the pairs' CPU twins trained so far
+    (results/<profile>/twins/<folder>/, which no other table reads; src/attnlab/families/cross_device.py)."""
+    rows = {pair.rsplit("/", 1)[0] for pair in CROSS_DEVICE_PAIRS}
+    published = [p for paths in runs_by_family(False).values() for p in paths if twin_folder(p).rsplit("/", 1)[0] in rows]
+    twins = [f"{RESULTS}/{TWINS}/{pair}/metrics.json" for pair in CROSS_DEVICE_PAIRS]
+    return {"runs": published, "twins": [p for p in twins if Path(p).is_file()]}
+
+
+# GPU seeds of the published rows against their CPU twins: the same run on both devices.
+add_table("cross_device", inputs=cross_device_inputs)
+
+
 def rendered_caption(table_id: str, home: str) -> str:
     """What Snakemake's --report shows under an output: the caption rendered from the profile's data
     (rule captions), relative to workflow/rules/ as report(caption=) reads it."""

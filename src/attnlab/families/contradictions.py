@@ -45,7 +45,7 @@ from attnlab.claims.rules import is_number, load_claims, load_looks, load_plans
 from attnlab.claims.stats import Sample
 from attnlab.config import CONFIG_DIR
 from attnlab.runs import load_runs
-from attnlab.tables import BUILDERS, SEEDS_SUFFIX, provenance, seed_ids, table
+from attnlab.tables import BUILDERS, SEEDS_SUFFIX, counted, provenance, seed_ids, table, tally
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,10 @@ HYPOTHESES = (
     Hypothesis("runaway_lr1e2", "score_runaway", RUNAWAY,
                "as above, ten times the stated rate", "train.lr=1e-2 (undivided d_k = 1024 run)",
                {"undivided": "scale/runaway_lr1e2"}),
+    Hypothesis("runaway_lr5e3", "score_runaway", RUNAWAY,
+               "as above, at the lowest rate whose runs could reach the chapter's undivided score std, where the "
+               "divided head still stays soft", "train.lr=5e-3 (undivided d_k = 1024 run)",
+               {"undivided": "scale/runaway_lr5e3"}),
     Hypothesis("runaway_lr6e3", "score_runaway", RUNAWAY,
                "as above, between the two rates whose runs bracket the chapter's undivided score std",
                "train.lr=6e-3 (undivided d_k = 1024 run)", {"undivided": "scale/runaway_lr6e3"}),
@@ -112,7 +116,12 @@ HYPOTHESES = (
                "the chapter's average is the plain linear average of the section before (no MLP, residual or "
                "norm), which cannot memorise pairs through an MLP",
                "model: average mixer, mlp=false, residual=false, norm=none (the average)",
-               {"average": "winograd/category_average_linear"}),
+               {"average": "winograd/category_average_linear"}, seeds=10),
+    Hypothesis("role_average_linear", "winograd_role", ("winograd_role.average", "winograd_role.average_wrong_noun"),
+               "the chapter's average is the plain linear average of the section before (no MLP, residual or "
+               "norm), as for the category version",
+               "model: average mixer, mlp=false, residual=false, norm=none (the average)",
+               {"average": "winograd/role_average_linear"}, seeds=20),
     Hypothesis("category_scored_loss", "winograd_category", CATEGORY,
                "the chapter's loss was taken only at the scored position, not at every next token",
                "loss at the scored position only (needs a training option the trainer lacks)", trained=False),
@@ -595,8 +604,14 @@ def made_by(h: Hypothesis, inputs, published: dict) -> dict:
     measurements record."""
     if h.read:
         rows = published[h.table]
-        return {c: ",".join(dict.fromkeys(v for cell in rows[c].dropna().astype(str) for v in cell.split(",") if v))
-                for c in ("commit", "device", "seed_ids") if c in rows}
+        found = {c: counted(tally(rows[c])) for c in ("commit", "device") if c in rows}
+        if "seed_ids" in rows:
+            found["seed_ids"] = ",".join(dict.fromkeys(v for cell in rows["seed_ids"].dropna().astype(str)
+                                                       for v in cell.split(",") if v))
+        ends = [d for cell in rows.get("run_dates", pd.Series(dtype=str)).dropna() for d in str(cell).split(" – ")]
+        if ends:
+            found["run_dates"] = f"{min(ends)} – {max(ends)}"
+        return found
     paths = [Path(p) for name in h.runs for p in inputs[f"{h.id}:{name}"]]
     metrics = [p.with_name("metrics.json") for p in paths if p.with_name("metrics.json").is_file()]
     if metrics:

@@ -315,7 +315,8 @@ def score_runaway_figure(inputs, context):
 # stated 1e-3, the runaway hypotheses (undivided d_k = 1024) and the sweep's runs of the other three heads.
 # Each run's head (d_k, divided or not) and rate are read from its config.
 SQRT_DK_RUNS = ("scale/short_d1024_divided", "scale/short_d1024_undivided", "scale/short_d256_divided",
-                "scale/short_d256_undivided", "scale/runaway_lr3e3", "scale/runaway_lr6e3", "scale/runaway_lr1e2",
+                "scale/short_d256_undivided",
+                *(f"scale/runaway_lr{rate}" for rate in ("3e3", "5e3", "6e3", "1e2")),
                 *(f"scale/sweep_d{d_k}_{variant}_lr{rate}" for rate in ("3e3", "6e3")
                   for d_k, variant in ((1024, "divided"), (256, "divided"), (256, "undivided"))),
                 "scale/sweep_d1024_divided_lr5e3")
@@ -383,6 +384,28 @@ def values_at(n: SweepNumber, runs: dict, lr: float):
         return read(n.variant)
     divided, undivided = read("divided"), read("undivided")
     return None if divided is None or undivided is None else stats.combine(np.subtract, undivided, divided)
+
+
+# A head has collapsed when most of its rows put > 0.99 of their weight on one token: the undivided head's
+# state in the chapter (99.9 %), against its divided head's soft blend.
+COLLAPSED_ONEHOT = 0.5
+
+
+def head_state(paths: list[str]) -> dict:
+    """The d_k = 1024 divided head at one rate, seed by seed at its last evaluation: how many seeds collapsed
+    (one-hot share above COLLAPSED_ONEHOT) and the ranges of one-hot share and entropy (nats)."""
+    last = [evals_of(p).iloc[-1] for p in paths]
+    onehot, entropy = [e["block1_onehot_share"] for e in last], [e["block1_entropy"] for e in last]
+    return {"collapsed": sum(v > COLLAPSED_ONEHOT for v in onehot), "seeds": len(last),
+            "onehot": (min(onehot), max(onehot)), "entropy": (min(entropy), max(entropy))}
+
+
+def show_state(state: dict) -> str:
+    k, n = state["collapsed"], state["seeds"]
+    word = "collapsed" if k == n else "soft" if k == 0 else "mixed"
+    return (f"{word}: {k} of {n} seeds collapsed (one-hot share {show_number(state['onehot'][0])}–"
+            f"{show_number(state['onehot'][1])}, entropy {show_number(state['entropy'][0])}–"
+            f"{show_number(state['entropy'][1])} nats)")
 
 
 def chapter_window(claim: dict) -> tuple[float, float]:
@@ -557,25 +580,48 @@ def sqrt_dk_sweep(inputs) -> pd.DataFrame:
         row["rates"] = ", ".join(show_rate(lr) for lr in values)
         row["seeds"] = " · ".join(str(max(values[lr].counts, default=1)) for lr in values)
         out.append(row)
+    states = {lr: head_state(paths) for (d_k, variant, lr), paths in runs.items()
+              if d_k == head_width(SCORE_RUNAWAY) and variant == "divided"}
+    out.append({"number": "divided head stays soft", "claim": "divided_soft", "scale": "seeds",
+                **{f"at_{show_rate(lr)}": show_state(state) for lr, state in sorted(states.items())},
+                "fits_at": ", ".join(show_rate(lr) for lr, st in sorted(states.items()) if st["collapsed"] == 0) or "none",
+                "rates": ", ".join(show_rate(lr) for lr in sorted(states)),
+                "seeds": " · ".join(str(st["seeds"]) for _, st in sorted(states.items()))})
     names = {n.claim: n.number for n in SQRT_DK_NUMBERS}
-    out.append({"number": "all five", "claim": "all", **one_rate(bands, measured, names, statuses, rates)})
+    collapsed = {lr: st["collapsed"] == st["seeds"] for lr, st in states.items()}
+    out.append({"number": "all five", "claim": "all",
+                **one_rate(bands, measured, names, statuses, rates, collapsed, "score_runaway.final_std")})
     paths = [p for paths in runs.values() for p in paths]
     prov = provenance(load_runs(paths)) if paths else {}
     return pd.DataFrame([{**r, **prov} for r in out])
 
 
-def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = None, rates: tuple = ()) -> dict:
+def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = None, rates: tuple = (),
+             collapsed: dict | None = None, runaway: str | None = None) -> dict:
     """Does one learning rate reproduce every number? No where two numbers' bands (the rates at which the
     chapter's number is not ruled out) meet nowhere in the range of rates where both were measured with a spread
     (the widest such range is named; intervals that never meet all together contain two that never meet); yes
     where, at one rate tried, every number fits (the ledger's one-run test: a MATCH or CONSISTENT, decided);
     else not established. `bands`: claim -> its band; `measured`: claim -> (lowest, highest rate with a spread);
-    `statuses`: (claim, rate) -> fits / misses / undecided."""
+    `statuses`: (claim, rate) -> fits / misses / undecided. `collapsed`: rate -> whether every seed of the divided
+    head collapsed there; no also where the head has collapsed at the highest rate tried at or below the low end
+    of the `runaway` claim's band and at every rate tried above (the undivided std reaches the chapter's only
+    where the divided head, soft in the chapter, no longer is; collapse is taken to persist at higher rates,
+    as it does at every rate tried)."""
     from itertools import combinations
 
     from attnlab.families.contradictions import NOT_ESTABLISHED
 
-    statuses = statuses or {}
+    statuses, collapsed = statuses or {}, collapsed or {}
+    if runaway in bands and bands[runaway] and collapsed:
+        start = bands[runaway][0][0]
+        below = [lr for lr in collapsed if lr <= start * (1 + 1e-9)]
+        from_ = max(below) if below else None
+        if from_ is not None and all(collapsed[lr] for lr in collapsed if lr >= from_):
+            return {"band": f"none from {show_rate(from_)}", "band_low": math.nan, "band_high": math.nan,
+                    "finding": f"no: the {names[runaway]} reaches the chapter's only from {show_rate(start, 2)}, and "
+                               f"the divided head, soft in the chapter, has collapsed at every rate tried from "
+                               f"{show_rate(from_)} up"}
     conflicts = []
     for a, b in combinations(bands, 2):
         common = (max(measured[a][0], measured[b][0]), min(measured[a][1], measured[b][1]))
