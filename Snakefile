@@ -16,6 +16,7 @@ for family in sorted(FAMILY_RULES):
 add_declared_tables()
 
 include: "workflow/rules/contradictions.smk"  # after the families: it reads their tables' inputs
+add_seed_groups()  # --config seed_batch=K: groups of the seeds the tables read
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/targets.smk"

@@ -4,6 +4,7 @@ deadline, landed with the runs' keys so that the pipeline has nothing left to tr
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -110,6 +111,43 @@ def test_a_campaign_trains_before_its_deadline_and_lands_what_the_pipeline_reads
     assert "0 runs finished, 2 cut at the deadline" in printed
     with tarfile.open(tmp_path / "cut.tar.gz") as tar:
         assert tar.getnames() == ["campaign.json"]
+
+
+def test_help_is_whole_and_names_every_subcommand(capsys):
+    with pytest.raises(SystemExit):
+        campaign.main(["--help"])
+    out = capsys.readouterr().out
+    assert "landed here with the runs' keys." in out and "campaign train --minutes 9" in out
+    for name in ("plan", "pack", "cost", "train", "land"):
+        assert re.search(rf"^    {name} +\S", out, re.M), name  # each subcommand with its line of help
+
+
+def test_train_before_pack_stops_with_one_line(tmp_path):
+    with pytest.raises(SystemExit, match=r"^error: .*plan.json is missing: pack the plan first") as stop:
+        campaign.main(["train", "--bundle", str(tmp_path), "--minutes", "1", "--dry-run"])
+    assert "\n" not in str(stop.value)
+
+
+@pytest.mark.parametrize("asked, expected", [("50 seeds per row", 50), ("", None), ("2 seeds per row", None)])
+def test_the_plan_names_the_seeds_the_ledger_asks_for(tmp_path, asked, expected):
+    """A claim's plan column (the ledger's) asks for seeds per row: each trained run the written plan lists
+    for that claim is named with the count, unless seeds_per_run trains that many already."""
+    ledger = tmp_path / "results/full/claims.csv"
+    ledger.parent.mkdir(parents=True)
+    ledger.write_text(f"id,plan,verdict\nnorm_warmup.post_warmup,{asked},INCONCLUSIVE\n")
+    asks = campaign.ledger_asks("full", root=tmp_path)
+    assert asks.get("norm/post_warmup") == expected
+    assert not any(run.startswith("measure/") for run in asks)
+
+
+def test_the_repository_is_the_working_directory_s(tmp_path):
+    """As attnlab.config finds it: a clone the command is given in, not the checkout the package came from."""
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs/config.yaml").write_text("{}\n")
+    src = os.path.join(os.path.dirname(campaign.__file__), os.pardir)
+    found = subprocess.run([sys.executable, "-c", "from attnlab import campaign; print(campaign.ROOT)"], cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": os.path.abspath(src)}, capture_output=True, text=True)
+    assert found.stdout.strip() == str(tmp_path.resolve()), found.stderr
 
 
 def test_land_takes_a_folder_laid_out_as_a_checkout(tmp_path):

@@ -92,3 +92,135 @@ def test_a_cell_prints_as_its_table_and_counts_its_own_seeds():
     assert str(row.ppl) == "38.01 ± 0.32" and row.ppl.n == 3 and row.seeds == 3 and table.row(row=1).seeds == 2
     assert C.render("{{ (a.ppl / b.ppl) | dp(2) }} {{ a.seeds | seeds }}",
                     C.Sources("x", {}), None, names={"a": table.row(row=1), "b": row}) == "1.58 2 seeds"
+
+
+def with_table(tmp_path, profile: str, table_id: str, change) -> C.Sources:
+    """The profile's sources with one table changed (change(df) -> df), written beside the others."""
+    src = sources(profile)
+    path = tmp_path / f"{table_id}.csv"
+    change(pd.read_csv(src.tables[table_id])).to_csv(path, index=False)
+    return C.Sources(profile, {**src.tables, table_id: path}, src.ledger, src.results)
+
+
+def easy_hard(src: C.Sources) -> str:
+    return " ".join(C.render((REPO / "workflow/report/easy_hard.rst").read_text(encoding="utf-8"), src, "easy_hard").split())
+
+
+def test_whether_folding_seeds_pays_is_read_from_the_runs_per_hour_rows(tmp_path):
+    """No GPU row measured: it is not said to pay there; a measured GPU row decides it, either way, and the
+    CPU's rows decide the CPU's half."""
+    def on_gpu(vs_separate):
+        def change(df):
+            waiting = df["device"] == "not measured on a GPU yet"
+            df.loc[waiting, "device"], df.loc[waiting, "vs_separate"] = "NVIDIA H100", vs_separate
+            return df
+        return change
+
+    published = easy_hard(sources("full"))
+    assert "whether it pays on a GPU, where one seed's step leaves the device mostly idle, is not measured yet" in published
+    assert "on a GPU it pays (up to 3" in easy_hard(with_table(tmp_path, "full", "runs_per_hour", on_gpu(3.0)))
+    assert "on a GPU it does not pay either" in easy_hard(with_table(tmp_path, "full", "runs_per_hour", on_gpu(0.5)))
+
+    def cpu_pays(df):
+        df.loc[df["seed_batch"] > 1, "vs_separate"] = 2.0
+        return df
+    assert "pays on this CPU (up to 2" in easy_hard(with_table(tmp_path, "full", "runs_per_hour", cpu_pays))
+    assert "does not pay on this CPU" in published
+
+
+@pytest.mark.parametrize("finding, words", [
+    ("only through runs that failed to train", "Winograd model wins it changes only through runs that failed to train"),
+    ("moves toward the chapter", "Winograd model wins it moves toward the chapter's order"),
+    ("ruled out", "Winograd model wins it does not change (*ruled out*)"),
+])
+def test_what_the_learning_rate_changes_is_read_from_the_contradictions_table(tmp_path, finding, words):
+    def change(df):
+        df.loc[(df["claim"] == "winograd_category.bag_of_words_wins") & (df["hypothesis_id"] == "category_lr3e3"),
+               "finding"] = finding
+        return df
+    assert words in easy_hard(with_table(tmp_path, "full", "contradictions", change))
+
+
+def caption(name: str, src: C.Sources) -> str:
+    return " ".join(C.render((REPO / f"workflow/report/{name}.rst").read_text(encoding="utf-8"), src, name).split())
+
+
+def test_which_gradients_are_flat_with_depth_is_read_from_the_ratios(tmp_path):
+    def steep_all(df):
+        df.loc[df["parameters"] == "all", "ratio_last_first"] = 3.0
+        return df
+    assert "``all`` is flatter with depth than the attention maps" in caption("norm_grad_init", sources("full"))
+    flipped = caption("norm_grad_init", with_table(tmp_path, "full", "norm_grad_init", steep_all))
+    assert "``all`` is not flatter with depth" in flipped and "MLP" not in flipped
+
+
+def test_a_cell_over_its_seeds_is_the_ledgers_mean_and_sd():
+    """attention_scaling's time ratio: the table's cell is a ratio of medians, the ledger reads the repeats' mean;
+    the caption prints the ledger's, so one quantity has one value in the report."""
+    values = (7.4, 4.9, 6.7, 7.9, 5.5)
+    cell = C.Cell(7.15, None, values).over_seeds
+    assert cell.mean == pytest.approx(sum(values) / 5) and cell.n == 5
+    assert cell.sd == pytest.approx((sum((v - cell.mean) ** 2 for v in values) / 4) ** 0.5)
+    assert C.Cell(3.0).over_seeds == C.Cell(3.0)
+    text = caption("attention_scaling", sources("full"))
+    exponent = sources("full").claim("attention_scaling.time_exponent").reproduced
+    assert f"a = {exponent} (mean ± sd" in text
+
+
+def finding_counts(text: str) -> tuple[int, list[int]]:
+    """contradictions caption: (its hypothesis rows, the count before each finding's words)."""
+    found = re.search(r"Against the chapter: (\d+) hypothesis rows on \d+ claims; (.*?); \d+ rows are written down", text)
+    return int(found[1]), [int(n) for n in re.findall(r"(?:^|, )(\d+) ", found[2])]
+
+
+@pytest.mark.parametrize("finding", [None, "fits at no rate tried", "a finding the caption has no words for"])
+def test_the_contradictions_counts_sum_to_the_hypothesis_rows(tmp_path, finding):
+    def change(df):
+        if finding:
+            df.loc[df.index[df["role"] == "hypothesis"][0], "finding"] = finding
+        return df
+    text = caption("contradictions", with_table(tmp_path, "full", "contradictions", change))
+    rows, counts = finding_counts(text)
+    assert sum(counts) == rows and len(counts) >= 5
+
+
+@pytest.mark.parametrize("config", [{}, {"profile": "quick", "seeds": 3}])
+def test_snakemakes_own_caption_renders_without_a_docutils_warning(config):
+    """workflow.rst, as Snakemake's --report renders it (its own Jinja, snakemake.config as given): a plain call
+    gives no profile or seeds, and an empty ``literal`` was a docutils warning."""
+    import jinja2
+
+    snakemake = type("Snakemake", (), {"config": config})
+    text = jinja2.Environment(trim_blocks=True, lstrip_blocks=True).from_string(
+        (REPO / "workflow/report/workflow.rst").read_text(encoding="utf-8")).render(snakemake=snakemake)
+    assert "````" not in text
+    publish_parts(text, writer="html", settings_overrides={"halt_level": 2, "report_level": 5})
+
+
+def test_the_lost_tables_listed_are_tables_of_ours():
+    """choices.rst lists the chapter's tables whose text is gone (numbers only in its prose): each is a table here."""
+    from attnlab.tables import BUILDERS, load_families
+
+    load_families()
+    text = (REPO / "workflow/report/choices.rst").read_text(encoding="utf-8")
+    bullet = re.search(r"\*\*The chapter's lost tables\.\*\*(.*?)\n- ", text, re.S)[1]
+    listed = re.findall(r"``([a-z_]+)``", bullet)
+    assert {"ladder", "average_ladder"} <= set(listed) and set(listed) <= set(BUILDERS)
+
+
+def test_alibis_gain_and_what_the_ratio_shows_are_read_from_the_rows(tmp_path):
+    def worse_at_256(df):
+        alibi = df["scheme"] == "ALiBi (distance penalty)"
+        df.loc[alibi, "ppl_256"] = df.loc[alibi, "ppl_64"] + 1
+        return df
+
+    def ratio_consistent(df):
+        df.loc[df["hypothesis_id"] == "alibi_eight_heads", "verdict_before"] = "CONSISTENT"
+        return df
+    published = caption("position_extrapolation", sources("full"))
+    assert "ALiBi improves as the window grows" in published and ": the same direction, a smaller gain." in published
+    flipped = caption("position_extrapolation", with_table(tmp_path, "full", "position_extrapolation", worse_at_256))
+    assert "ALiBi does not improve as the window grows" in flipped and ": no gain." in flipped
+    assert "the gap is systematic" in published
+    assert "systematic" not in caption("position_extrapolation", with_table(tmp_path, "full", "contradictions",
+                                                                          ratio_consistent))

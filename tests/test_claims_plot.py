@@ -144,3 +144,25 @@ def test_every_claim_that_did_not_reproduce_has_a_panel_in_its_own_units():
     assert len(pair.collections) == 2  # the seeds' spread and the mean's interval, a segment per value each
     assert "chapter: weight on the adjective" in titles["u.words"].get_title(loc="left")
     plt.close(fig)
+
+
+def test_the_published_ledger_fits_one_screen_page_with_the_chapters_mark_on_every_panel():
+    """At most 2,000 pixels tall; every panel has the chapter's diamond: its number, the numbers its words print
+    (a range's ends, a difference) or, for words alone, the mark in the corner beside the words in the title."""
+    if not FULL_LEDGER.exists():
+        pytest.skip("full results not published")
+    ledger = pd.read_csv(FULL_LEDGER, keep_default_na=False)
+    with plt.rc_context(style.RC):
+        fig = plot.claims_figure(ledger)
+    assert fig.get_size_inches()[1] * fig.dpi <= 2000
+    panels = fig.axes[1:]
+    assert len(panels) == len(plot.missed(ledger))
+    assert all(any(line.get_marker() == "D" for line in ax.lines) for ax in panels)
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("words, expected", [("undivided marginally ahead (−0.4 < difference < 0)", ("range", [-0.4, 0])),
+                                             ("average above block (100.0 − 91.7)", ("difference", [100.0 - 91.7])),
+                                             ("weight on the adjective", None)])
+def test_the_numbers_the_chapters_words_print_are_read(words, expected):
+    assert plot.chapter_in_words(words) == (expected and (expected[0], pytest.approx(expected[1])))

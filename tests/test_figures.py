@@ -319,3 +319,19 @@ def test_every_caption_that_names_a_panel_is_checked():
     named = {p.stem for p in (REPO / "workflow/report").glob("*.rst")
              if re.search(r"\((left|right)[;:)]", " ".join(p.read_text().split()))}
     assert named == set(CAPTION_PANELS)
+
+
+def test_a_diamond_is_called_the_chapters_only_where_it_is_its_printed_number(tokens):
+    """The ladder's values made from the chapter's gap to one of our rows (its table is lost) are labelled as such;
+    attention_scaling's diamonds on the peak-memory axis are the chapter's matrix sizes, and say so."""
+    fig, context = build("ladder", tokens)
+    derived = [c for c in context.of("held_out_ppl") if c.note]
+    labels = {line.get_label() for ax in fig.axes for line in ax.lines}
+    assert derived and style.DERIVED in labels
+    (made,) = [line for line in fig.axes[0].lines if line.get_label() == style.DERIVED]
+    assert list(made.get_xdata()) == [c.value for c in derived]
+    plt.close(fig)
+    fig, _ = build("attention_scaling", tokens)
+    memory = [line.get_label() for line in fig.axes[1].lines if line.get_marker() == "D"]
+    assert memory == ["chapter: one score matrix's MB (not its peak)"]
+    plt.close(fig)

@@ -126,11 +126,18 @@ def test_a_deleted_run_plans_the_run_and_everything_downstream(clone):
     assert {"table_ladder", "figure_ladder", "table_depth_overfit", "claims", "report"} <= set(jobs), jobs
 
 
-@pytest.mark.parametrize("name, cut", [("metrics.json", 97), ("curve.csv", 500)])
+def whole_lines(n: int):
+    """A cut at a line boundary: the first n lines (a negative n drops lines from the end)."""
+    return lambda text: b"".join(text.splitlines(keepends=True)[:n])
+
+
+@pytest.mark.parametrize("name, cut", [("metrics.json", lambda text: text[:97]), ("curve.csv", lambda text: text[:500]),
+                                       ("curve.csv", whole_lines(100)), ("evals.csv", whole_lines(-1))],
+                         ids=["metrics_mid_json", "curve_mid_line", "curve_whole_lines", "evals_last_line_gone"])
 def test_a_damaged_published_file_stops_the_plan_naming_it_and_nothing_is_deleted(clone, name, cut):
     damaged = clone / "results/quick/runs/ladder/block/seed0" / name
     kept, times = damaged.read_bytes(), damaged.stat()
-    damaged.write_bytes(kept[:cut])
+    damaged.write_bytes(cut(kept))
     before = snapshot(clone / "results/quick")
     try:
         result = snakemake(clone, "--cores", "1", "--config", "profile=quick")
@@ -335,7 +342,7 @@ def test_a_full_profile_ablation_shows_its_cost_and_waits_for_confirmation(clone
     plan = subprocess.run([sys.executable, "-m", "attnlab.plan", *args], cwd=clone, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(clone / "src")})
     runs = len(list(clone.glob("results/full/runs/ladder/average/seed*/metrics.json")))
-    assert plan.returncode != 0 and re.search(rf"trains {runs} runs \({runs} ladder\): about [\d.]+ CPU-hours", plan.stdout)
+    assert plan.returncode != 0 and re.search(rf"trains {runs} runs \({runs} ladder\): about [\d.]+ CPU-(hours|minutes)", plan.stdout)
     assert plan.stderr.strip().startswith("error: this trains full-profile runs") and "CONFIRM=yes" in plan.stderr
 
 
@@ -394,3 +401,57 @@ def test_planning_imports_no_torch(clone):
     result = subprocess.run([sys.executable, "-c", probe], cwd=clone, capture_output=True, text=True,
                             env={**os.environ, "PYTHONPATH": str(clone / "src")})
     assert "torch imported: False" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
+
+
+def make_help_targets() -> list[str]:
+    result = subprocess.run(["make", "help"], cwd=REPO, capture_output=True, text=True, check=True)
+    return [line.split()[0] for line in result.stdout.splitlines()]
+
+
+def test_make_help_lists_every_described_target():
+    described = re.findall(r"^([a-z-]+):.*## ", (REPO / "Makefile").read_text(), re.M)
+    assert make_help_targets() == described and {"reproduce", "table", "ablate", "help"} <= set(described)
+
+
+def makefile_snakemake_commands(clone, *make_args) -> list[list[str]]:
+    """The Snakemake calls `make <make_args>` would make in the copy (make -n), each as its arguments, the
+    console filter after them dropped."""
+    result = subprocess.run(["make", "-n", *make_args], cwd=clone, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    calls = []
+    for line in result.stdout.splitlines():
+        words = shlex.split(line.split(" 2>&1")[0].split("set -o pipefail; ")[-1])
+        if words and words[0].endswith("/snakemake"):
+            calls.append(words[1:])
+    return calls
+
+
+@pytest.mark.parametrize("make_args", [
+    ["reproduce"], ["quick"], ["smoke"], ["table", "ID=average_ladder", "PROFILE=quick"], ["table", "ID=ladder"],
+    ["ablate", "RUN=ladder/average", "OVERRIDE=train.lr=3e-3"],
+], ids=" ".join)
+def test_every_makefile_command_dry_runs(clone, make_args):
+    """Each README and `make help` command as written, its Snakemake calls dry-run (what would train does not)."""
+    calls = makefile_snakemake_commands(clone, *make_args)
+    assert calls, make_args
+    for args in calls:
+        if "--report" in args:  # a report is built, not planned: plan the DAG it reads instead
+            args = args[:args.index("--report")] + args[args.index("--report") + 2:]
+        dry_run(clone, *args)
+
+
+def trained_seeds(jobs: dict) -> int:
+    """Seeds a plan trains: one per train or winograd_train job, each seed of a group (rule *_seeds_<run>_<first>_<last>)."""
+    grouped = sum(int(last) - int(first) + 1 for rule in jobs
+                  for first, last in re.findall(r"_seeds_.*_(\d+)_(\d+)$", rule))
+    return jobs.get("train", 0) + jobs.get("winograd_train", 0) + grouped
+
+
+def test_the_gpu_path_trains_only_the_seeds_the_plain_plan_trains(clone):
+    """make reproduce-gpu's plan (seed_batch=10) folds the seeds a plain plan would train, and no other: a
+    run no table reads (a contradiction's hypothesis not run) has no group. Everything published: nothing."""
+    plain, _ = dry_run(clone, "--config", "profile=full")
+    batched, out = dry_run(clone, "--resources", "gpu_slots=15", "--config", "profile=full", "seed_batch=10")
+    assert trained_seeds(batched) == trained_seeds(plain), out[-3000:]
+    assert not [rule for rule in batched if "alibi_steps" in rule]
+

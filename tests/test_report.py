@@ -201,3 +201,13 @@ def test_the_registry_is_the_one_list_of_tables():
     section = readme[readme.index("## The tables"):readme.index("## Add a row")]
     described = {i for row in re.findall(r"^\| (`.*?) \|", section, re.M) for i in re.findall(r"`(\w+)`", row)}
     assert described - {"claims"} == set(TABLE_BUILDERS)
+
+
+def test_every_formula_of_the_captions_renders_without_latex():
+    """What the reader's report shows for each :math:`…` of workflow/report/: no backslash command or brace left."""
+    formulas = {f for path in (Path(__file__).resolve().parents[1] / "workflow/report").glob("*.rst")
+                for f in re.findall(r":math:`([^`]+)`", path.read_text(encoding="utf-8"))}
+    assert len(formulas) >= 10
+    shown = {f: report.math_text(f) for f in formulas}
+    assert not [f"{f} -> {s}" for f, s in shown.items() if re.search(r"[\\{}]", s)]
+    assert shown[r"\bar x \pm t\, s \sqrt{1 + 1/n}"] == "x̄ ± t s √(1 + 1/n)"

@@ -45,8 +45,10 @@ import tarfile
 import time
 from pathlib import Path
 
+from attnlab.root import find_root
+
 # stdlib only at import: `train` runs on a machine that may lack Hydra until it installs the wheels
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = find_root()  # the repository the command is given in, as every other module finds it
 BUNDLE = ROOT / ".campaign"
 WHEELS = ("hydra-core==1.3.8", "omegaconf==2.3.1", "antlr4-python3-runtime==4.9.3")
 TOKEN_FILES = ("corpus.txt", "tokenizer.json", "tokens.npy", "tokens.json")
@@ -104,6 +106,34 @@ def planned_counts(profile: str, extra: dict[str, int]) -> dict[str, int]:
     for run, n in extra.items():
         counts[run] = max(counts.get(run, 0), n)
     return counts
+
+
+def ledger_asks(profile: str, root: Path = ROOT) -> dict[str, int]:
+    """run -> the seeds per row the ledger's plan column asks for (results/<profile>/claims.csv), beyond what
+    seeds_per_run.<profile> trains, for each trained run the written plan lists for those claims
+    (pipeline.yaml: seeds_per_run.plan.<profile>.<run>.for). Not in the campaign's plan: seeds the pipeline
+    reads are a look, written in seeds_per_run first; --run trains them."""
+    import csv
+    import re
+
+    import yaml
+
+    from attnlab.config import CONFIG_DIR
+
+    ledger = root / f"results/{profile}/claims.csv"
+    if not ledger.is_file():
+        return {}
+    with open(ledger, newline="") as f:
+        asked = {row["id"]: int(m.group(1)) for row in csv.DictReader(f)
+                 for m in [re.match(r"(\d+) seeds per row", row.get("plan") or "")] if m}
+    seeds = yaml.safe_load((CONFIG_DIR / "pipeline.yaml").read_text())["seeds_per_run"]
+    trained = seeds.get(profile) or {}
+    asks = {}
+    for run, entry in ((seeds.get("plan") or {}).get(profile) or {}).items():
+        wanted = max((asked[claim] for claim in entry.get("for", []) if claim in asked), default=0)
+        if not run.startswith("measure/") and wanted > trained.get(run, entry.get("pilot", 0)):
+            asks[run] = wanted
+    return asks
 
 
 def plan(profile: str, extra: dict[str, int] | None = None, seed_batch: int = 10, root: Path = ROOT) -> list[dict]:
@@ -222,6 +252,9 @@ def finished_seeds(out: Path, group: dict) -> list[int]:
 def train(bundle: Path, minutes: float, processes: int, tflops: float, archive: Path | None, dry_run: bool) -> dict:
     started = time.monotonic()
     deadline = started + 60 * minutes - ARCHIVE_MARGIN_S
+    if not (bundle / "plan.json").is_file():
+        sys.exit(f"error: {bundle / 'plan.json'} is missing: pack the plan first "
+                 "(python -m attnlab.campaign pack --profile full)")
     packed = json.loads((bundle / "plan.json").read_text())
     profile, groups, out = packed["profile"], packed["groups"], bundle / "out"
     rate = tflops * 1e12 / processes  # FLOP/s of one process, until finished groups say otherwise
@@ -381,27 +414,32 @@ def land(source: Path, into: Path = ROOT) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("plan", "pack"):
-        p = sub.add_parser(name)
+    parser = argparse.ArgumentParser(prog="python -m attnlab.campaign", description="\n\n".join(__doc__.split("\n\n")[:2]),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{plan,pack,cost,train,land}")
+    for name, text in (("plan", "what the plan trains, in groups of folded seeds, and what it costs"),
+                       ("pack", "the plan, token cache, splits (and --wheels) into .campaign/ for the GPU machine")):
+        p = sub.add_parser(name, help=text, description=text)
         p.add_argument("--profile", default="full")
         p.add_argument("--run", action="append", default=[], metavar="RUN=N", help="also RUN's seeds 0..N-1")
         p.add_argument("--seed-batch", type=int, default=10, help="seeds folded per process")
         p.add_argument("--tflops", type=float, default=ASSUMED_TFLOPS, help="the GPU's rate, for the estimate")
-    p = sub.add_parser("cost", help="the cost of the runs whose metrics.json paths are on stdin (make reproduce-gpu)")
+    text = "the cost of the runs whose metrics.json paths are on stdin (make reproduce-gpu)"
+    p = sub.add_parser("cost", help=text, description=text)
     p.add_argument("--profile", default="full")
     p.add_argument("--tflops", type=float, default=ASSUMED_TFLOPS)
     sub.choices["pack"].add_argument("--out", type=Path, default=BUNDLE)
     sub.choices["pack"].add_argument("--wheels", action="store_true", help="pip wheel the pinned Hydra packages")
-    p = sub.add_parser("train")
+    text = "on the GPU machine: train the packed plan's groups before a deadline"
+    p = sub.add_parser("train", help=text, description=text)
     p.add_argument("--bundle", type=Path, default=BUNDLE)
     p.add_argument("--minutes", type=float, required=True, help="the deadline, from the start")
     p.add_argument("--processes", type=int, default=8, help="groups trained at once")
     p.add_argument("--tflops", type=float, default=ASSUMED_TFLOPS)
     p.add_argument("--archive", type=Path, help="write the finished runs here (.tar.gz)")
     p.add_argument("--dry-run", action="store_true", help="print the groups and the estimate; train nothing")
-    p = sub.add_parser("land")
+    text = "land a campaign's finished seeds (an archive, or a folder laid out as a checkout), each with its key file"
+    p = sub.add_parser("land", help=text, description=text)
     p.add_argument("archive", type=Path, help="a campaign's runs.tar.gz, or a folder laid out as a checkout")
     p.add_argument("--into", type=Path, default=ROOT, help="the repository to land in")
     args = parser.parse_args(argv)
@@ -433,6 +471,11 @@ def main(argv: list[str] | None = None) -> None:
     except ConfigError as e:
         sys.exit(f"error: {e}")
     print_plan(groups, args.tflops)
+    asks = {run: n for run, n in ledger_asks(args.profile).items() if n > extra.get(run, 0)}
+    if args.command == "plan" and asks:
+        print(f"the ledger's plan column asks for more seeds on {len(asks)} runs, not planned until "
+              "seeds_per_run gives them (or --run): " + " ".join(f"--run {run}={n}" for run, n in sorted(asks.items())))
+        print("  with them: " + cost_line(plan(args.profile, {**extra, **asks}, args.seed_batch), args.tflops))
     if args.command == "pack":
         pack(args.profile, groups, args.out, args.wheels)
         print(f"packed into {args.out}")

@@ -13,6 +13,7 @@ these names). The names a template can use:
   t | length, t.rows         how many rows; each row; t.columns its columns
   row.held_out_ppl           a cell, printed as the table prints it: mean ± sd where the table keeps a spread
     .mean .sd .n .values     its mean (a number: arithmetic works), sd, how many seeds, each seed's value
+    .over_seeds              mean ± sd of each seed's value, as the ledger reads the cell
   row.seeds                  the row's seed count (its own, never the table's largest)
   ledger                     every ledger row (a Claim each): ledger | selectattr('verdict', 'equalto', 'MATCH')
   claim('ladder.block')      a ledger row: .chapter .reproduced .interval .verdict .seeds .margin, as the
@@ -70,6 +71,14 @@ class Cell:
     @property
     def n(self) -> int:
         return len(self.values) or 1
+
+    @property
+    def over_seeds(self) -> "Cell":
+        """Mean ± sd of its seeds' (or repeats') values, as the ledger reads a cell; the cell itself where it
+        has none. A table may print another summary of them (a ratio of medians, a fit on the medians)."""
+        if len(self.values) < 2:
+            return self
+        return Cell(float(np.mean(self.values)), float(np.std(self.values, ddof=1)), self.values)
 
     def __str__(self) -> str:
         if self.sd is None or not isinstance(self.mean, (int, float, np.number)):

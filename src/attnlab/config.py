@@ -8,30 +8,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 import typing
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-
-def find_root() -> Path:
-    """The repository a command works in: the nearest folder at or above the working directory that
-    holds configs/config.yaml, else the checkout the package was installed from (a run started in a
-    scratch folder, its outputs there through hydra.run.dir). A virtual environment built in another
-    checkout must not read that checkout's configs or write its results when run inside this one."""
-    here = Path.cwd().resolve()
-    installed = Path(__file__).resolve().parents[2]
-    root = next((f for f in (here, *here.parents) if (f / "configs" / "config.yaml").is_file()), None)
-    if root is None:
-        if (installed / "configs" / "config.yaml").is_file():
-            return installed
-        raise SystemExit(f"error: {here} is in no attnlab repository (no configs/config.yaml here or above it); "
-                         "run from inside a clone")
-    if installed != root:
-        print(f"note: configs and results from {root}; the attnlab code from {installed}", file=sys.stderr)
-    return root
-
+from attnlab.root import find_root
 
 ROOT = find_root()
 CONFIG_DIR = ROOT / "configs"

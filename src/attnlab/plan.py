@@ -52,6 +52,12 @@ def hours_per_run(profile: str) -> dict[str, float]:
     return rates
 
 
+def cpu_time(hours: float) -> str:
+    """Hours, or minutes below one hour (a quick run's few minutes are never "0.0 CPU-hours")."""
+    minutes = max(1, round(hours * 60))
+    return f"{hours:.1f} CPU-hours" if hours >= 1 else f"{minutes} CPU-minute{'s' * (minutes != 1)}"
+
+
 def profile_of(snakemake_args: list[str]) -> str:
     found = [a.split("=", 1)[1] for a in snakemake_args if a.startswith("profile=")]
     return found[-1] if found else "full"
@@ -70,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"plan ({profile}): {sum(rules.values())} jobs: " + ", ".join(f"{n} {r}" for r, n in sorted(rules.items())))
     if families:
         print(f"  trains {sum(families.values())} runs (" + ", ".join(f"{n} {f}" for f, n in sorted(families.items()))
-              + f"): about {hours:.1f} CPU-hours at one thread a run (results/{profile}/tables/pipeline_time.csv)")
+              + f"): about {cpu_time(hours)} at one thread a run (results/{profile}/tables/pipeline_time.csv)")
     if families and profile == "full" and args.confirm != "yes":
         raise SystemExit("error: this trains full-profile runs; to go on, repeat the command with CONFIRM=yes "
                          "(or try it first with PROFILE=quick)")

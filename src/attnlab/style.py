@@ -84,13 +84,17 @@ def steps_note(steps) -> str:
     return f"{high:,} steps" if low == high else f"{low:,}–{high:,} steps"
 
 
-def mark_chapter(ax, x, y, notes=()) -> None:
+DERIVED = "chapter's gap, counted from our row (not a number it prints)"
+
+
+def mark_chapter(ax, x, y, notes=(), label: str = "chapter", **look) -> None:
     """The chapter's values as hollow black diamonds, each with an optional note beside it: whose
     value it is, or how it follows from the chapter ("= our row 8 + 14": the chapter's gap to a row
-    of ours)."""
+    of ours). `label` says what they are where that is not the chapter's printed number of the
+    quantity drawn (DERIVED; a matrix size drawn on a peak-memory axis); `look` overrides CHAPTER."""
     if not len(x):
         return  # no legend entry for a chapter value that is not there
-    ax.plot(x, y, label="chapter", **CHAPTER)
+    ax.plot(x, y, label=label, **{**CHAPTER, **look})
     at_height = {}  # notes at one height are stacked: above the first diamond, below the next
     for xi, yi, note in zip(np.atleast_1d(x), np.atleast_1d(y), notes):
         if note:
@@ -128,9 +132,12 @@ def hbars(ax, labels, values, colors, chapter, xerr=None) -> None:
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
-    # the chapter's number beside its diamond: a gap of a few percent is read, not measured off the axis
-    mark_chapter(ax, [c.value for c in chapter], [c.row for c in chapter],
-                 [c.note or f"{c.value:.2f}" for c in chapter])
+    # the chapter's number beside its diamond: a gap of a few percent is read, not measured off the axis;
+    # a value made from the chapter's gap to one of our rows is grey, and named so
+    printed, derived = [c for c in chapter if not c.note], [c for c in chapter if c.note]
+    mark_chapter(ax, [c.value for c in printed], [c.row for c in printed], [f"{c.value:.2f}" for c in printed])
+    mark_chapter(ax, [c.value for c in derived], [c.row for c in derived], [c.note for c in derived], label=DERIVED,
+                 mec="0.55")
 
 
 def label_ends(ax, ends) -> None:

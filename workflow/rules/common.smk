@@ -164,8 +164,9 @@ def parse_overrides(value) -> list[tuple[str, list[str]]]:
     parsed = []
     for scope, rest in items:
         if not str(scope).strip() or not str(rest or "").strip():
-            refuse(f"override={value!r}: expected '<scope>: <hydra override> ...', "
-                                "e.g. override='ladder/average: train.lr=3e-3'")
+            refuse(f"override={value!r}: expected '<scope>: <hydra override> ...', e.g. "
+                   "'override=ladder/average: train.lr=3e-3' (quoted whole: an unquoted word after the scope "
+                   "reaches Snakemake as a --config entry of its own)")
         given = shlex.split(str(rest))
         if any(o.split("=")[0].lstrip("+~") == "seed" for o in given):
             refuse(f"override={value!r}: a run's seeds are not overridden; choose them with seeds=N")
@@ -262,9 +263,19 @@ class Step:
 # A damaged result (a truncated or hand-edited file) stops the plan, naming the file, before any job
 # starts: Snakemake deletes the outputs of a job it runs, and a job that failed on such a file would
 # take its committed table with it. What a table, figure or the ledger reads is checked once per call:
-# JSON parses, and a text file ends with its last line's newline (every writer here writes whole lines,
-# through a temporary file renamed into place).
+# JSON parses, a text file ends with its last line's newline (every writer here writes whole lines,
+# through a temporary file renamed into place), and a run's curve.csv and evals.csv end at the step its
+# metrics.json records (steps_done): a file cut at a line boundary is whole lines, but short.
 CHECKED = set()
+RUN_LOGS = ("curve.csv", "evals.csv")  # a run's files with one row per step logged, step first
+
+
+def last_step(path: str) -> int | None:
+    """The step on a run log's last line (None if it has no step there)."""
+    with open(path, "rb") as f:
+        f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
+        field = f.read().splitlines()[-1].split(b",")[0]
+    return int(field) if field.isdigit() else None
 
 
 def check_readable(path: str) -> None:
@@ -278,6 +289,12 @@ def check_readable(path: str) -> None:
             with open(path, "rb") as f:
                 if f.seek(0, os.SEEK_END) == 0 or (f.seek(-1, os.SEEK_END), f.read(1))[1] != b"\n":
                     raise ValueError("it ends in the middle of a line")
+        metrics = Path(path).with_name("metrics.json")
+        if Path(path).name in RUN_LOGS and metrics.is_file():
+            check_readable(str(metrics))
+            steps = json.loads(metrics.read_text()).get("steps_done")
+            if steps is not None and last_step(path) != steps:
+                raise ValueError(f"it ends at step {last_step(path)}; its run's metrics.json records {steps} steps")
     except (ValueError, UnicodeDecodeError) as e:
         refuse(f"{path} is damaged ({str(e).splitlines()[0]}): restore the published file with "
                f"`git checkout -- {path}`, or delete it to rebuild it")

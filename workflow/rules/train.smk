@@ -68,13 +68,30 @@ def seed_groups(seeds: list[int], metrics) -> list[list[int]]:
     return [group for group in groups if len(group) > 1]
 
 
-for _run, _group in ((run, group) for run in EXPERIMENTS
-                     for group in seed_groups(seeds_of(run), lambda seed, run=run: f"{run_dir(RESULTS, run, seed)}/{RUN_FILES[0]}")):
+def table_run_seeds() -> dict[str, list[int]]:
+    """{run: its published seeds} of every run a table reads (registered by then): a run no table reads,
+    as a contradiction's hypothesis not run, gets no group."""
+    seeds = {}
+    for home, job in JOBS:
+        if home == RESULTS and job.startswith("train/"):
+            run, seed = job.removeprefix("train/").rsplit("/seed", 1)  # --lint 'absolute path': a job name's separator
+            seeds.setdefault(run, []).append(int(seed))
+    return {run: sorted(s) for run, s in sorted(seeds.items())}
+
+
+def add_seed_groups() -> None:
+    """Called once every table is registered (Snakefile): one rule per group of a read run's seeds."""
+    for run, seeds in table_run_seeds().items():
+        for group in seed_groups(seeds, lambda seed, run=run: f"{run_dir(RESULTS, run, seed)}/{RUN_FILES[0]}"):
+            add_seed_group(run, group)
+
+
+def add_seed_group(_run: str, _group: list[int]) -> None:
     rule:
         # --lint 'absolute path': a run name's separator, made a rule name's underscore
         name: f"train_seeds_{_run.replace('/', '_')}_{_group[0]}_{_group[-1]}"
         input:
-            unpack(lambda w, _run=_run, _group=_group: {
+            unpack(lambda w: {
                 "tokens": read_by_key(TOKENS_RECORD),
                 "key_files": [read_by_key(train_step(_run, seed).key_file) for seed in _group]}),
         output:

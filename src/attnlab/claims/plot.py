@@ -11,10 +11,12 @@ number (words, lists), whose chapter value is 0 (no ratio) or that were not meas
 out there, and the subtitle counts them. The axis turns logarithmic (symmetric-log where an interval
 reaches 0) once the ratios span more than a factor of ten.
 
-Below, one small panel per claim that did not reproduce or is undecided (CONTRADICTED, INCONCLUSIVE;
+On the right, one small panel per claim that did not reproduce or is undecided (CONTRADICTED, INCONCLUSIVE;
 measured), lists and words included, in the claim's own units: the spread of our seeds (mean ± sd,
 thin), our mean's interval (thick), our mean in the verdict's mark, the chapter's number as a
-diamond where it is a number, and the seed count in the panel's title.
+diamond (the numbers its words print: both ends of a range, a difference of two; words alone: the
+diamond in the corner, the words in the title), and the seed count in the panel's title. The page is
+as tall as the ratios' rows (the full ledger: under 2,000 pixels).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ INTERVAL = re.compile(r"\[(-?[\d,]*\.?\d+(?:e[-+]?\d+)?), (-?[\d,]*\.?\d+(?:e[-+
 # a tolerance about the chapter's own number, as render.describe_check writes it (not `within … to <other>`)
 TOLERANCE = re.compile(r"within (±)?(\S+?)( %)?(?:;|$)")
 BAND = "the rule's tolerance about the chapter"
-ROW_INCHES = 0.17
+ROW_INCHES = 0.125  # a claim's row: 7-point labels, one a row
 PANELS = ("CONTRADICTED", "INCONCLUSIVE")  # a CONSISTENT claim is a plausible draw of ours: the top plot shows it
 # one value as the ledger writes it, with its spread where it has one: 60.23 ± 0.49, -0.4392 ± 0.3926, 1.19e-07
 VALUE = re.compile(r"(-?[\d,]*\.?\d+(?:e[-+]?\d+)?)(?: ± (-?[\d,]*\.?\d+(?:e[-+]?\d+)?))?")
@@ -122,6 +124,21 @@ def chapter_values(cell: str, n: int) -> list[float] | None:
     return [v for v, _ in found] * (n if len(found) == 1 else 1)
 
 
+# the chapter's printed numbers inside its words: a range '(−0.4 < difference < 0)', a difference '(100.0 − 91.7)'
+WORDS_RANGE = re.compile(r"\((-?[\d.]+) < [^<]+ < (-?[\d.]+)\)")
+WORDS_DIFFERENCE = re.compile(r"\((-?[\d.]+) - (-?[\d.]+)\)")
+
+
+def chapter_in_words(cell: str) -> tuple[str, list[float]] | None:
+    """('range', [low, high]) or ('difference', [a − b]) from the numbers the chapter's words print, else None."""
+    cell = cell.replace("−", "-")
+    if found := WORDS_RANGE.search(cell):
+        return "range", [float(found[1]), float(found[2])]
+    if found := WORDS_DIFFERENCE.search(cell):
+        return "difference", [float(found[1]) - float(found[2])]
+    return None
+
+
 def missed(ledger: pd.DataFrame) -> list[dict]:
     """The claims that did not reproduce or are undecided, and were measured, each with its values, intervals and
     the chapter's."""
@@ -135,6 +152,7 @@ def missed(ledger: pd.DataFrame) -> list[dict]:
         out.append({"id": claim["id"], "verdict": claim["verdict"], "values": values,
                     "intervals": interval_values(str(claim["interval"]), len(values)),
                     "chapter": chapter_values(str(claim["chapter"]), len(values)), "chapter_text": str(claim["chapter"]),
+                    "chapter_words": chapter_in_words(str(claim["chapter"])),
                     "seeds": str(claim.get("seeds", "")).strip()})
     return out
 
@@ -152,10 +170,20 @@ def missed_panel(ax, claim: dict, first: bool) -> None:
         ax.hlines(y, lows, highs, color=colour, lw=4, alpha=0.45, label="our mean's interval" if first else None)
     ax.plot(means, y, ls="none", marker=f"${mark}$", ms=7, color=colour, zorder=4)
     said = claim["chapter_text"] if claim["chapter"] is None else ""
+    words = claim.get("chapter_words")
+    mark = {**style.CHAPTER, "ms": 6, "label": "chapter's number (its words: in the panel's title)"}
     if claim["chapter"] is not None:
-        ax.plot(claim["chapter"], y, label="chapter's number" if first else None, **{**style.CHAPTER, "ms": 6})
+        ax.plot(claim["chapter"], y, **mark)
+    elif words and words[0] == "range":  # the chapter's printed bounds, each value's row between them
+        for at in y:
+            ax.plot(words[1], [at, at], color="black", lw=0.8, ls=":", zorder=4)
+            ax.plot(words[1], [at, at], **mark)
+    elif words:  # a difference of two printed numbers
+        ax.plot(words[1] * len(y), y, **mark)
+    else:  # words alone: the chapter's mark in the corner, at no position on the axis
+        ax.plot([0.03], [0.9], transform=ax.transAxes, **mark)
     seeds = f"{claim['seeds']} seed{'' if claim['seeds'] == '1' else 's'}" if claim["seeds"] else ""
-    said = f"\nchapter: {said if len(said) <= 50 else said[:49] + '…'}" if said else ""
+    said = f"\nchapter: {said if len(said) <= 44 else said[:43] + '…'}" if said else ""
     ax.set_title(f"{claim['id']}\n{claim['verdict']} · {seeds}{said}", fontsize=7, loc="left", color=colour)
     ax.set_yticks(y, [str(i + 1) for i in y] if len(y) > 1 else [""], fontsize=6)
     ax.set_ylim(len(y) - 0.5, -0.5)
@@ -209,11 +237,15 @@ def claims_figure(ledger: pd.DataFrame):
     panels = missed(ledger)
     heights = [max(0.2 * len(p["values"]) + 0.55, 0.8) for p in panels]
     pairs = [max(heights[i:i + 2]) for i in range(0, len(panels), 2)]
-    fig = plt.figure(figsize=(8.5, ROW_INCHES * y + 2.4 + sum(pairs)))
-    grid = fig.add_gridspec(1 + len(pairs), 2, height_ratios=[ROW_INCHES * y + 0.6, *pairs])
-    ax = fig.add_subplot(grid[0, :])
-    for i, claim in enumerate(panels):
-        missed_panel(fig.add_subplot(grid[1 + i // 2, i % 2]), claim, first=i == 0)
+    # the ratios on the left, the panels in two columns on the right: a page about as tall as the ratios
+    tall = max(ROW_INCHES * y + 0.6, sum(pairs))
+    fig = plt.figure(figsize=(13 if panels else 8.5, tall + 2.4))
+    grid = fig.add_gridspec(1, 2 if panels else 1, width_ratios=[1.2, 1] if panels else None)
+    ax = fig.add_subplot(grid[0, 0])
+    if panels:
+        right = grid[0, 1].subgridspec(len(pairs), 2, height_ratios=pairs, hspace=0.9)
+        for i, claim in enumerate(panels):
+            missed_panel(fig.add_subplot(right[i // 2, i % 2]), claim, first=i == 0)
     how = scale(ax, df)
     ax.axvline(1, label="chapter's value (ratio 1)", zorder=1, **style.CHAPTER_LINE)
     for _, claim in df[df["band"].notna()].iterrows():
@@ -243,7 +275,7 @@ def claims_figure(ledger: pd.DataFrame):
     left = ", ".join(f"{n} {why}" for why, n in left_out.items())
     style.headline(fig, finding(ledger), profile, f"top: {len(df)} numeric claims drawn as ratios",
                    f"left out: {left}" if left else "none left out",
-                   f"below: the {len(panels)} measured claims that did not reproduce, in their own units")
+                   f"right: the {len(panels)} measured claims that did not reproduce, in their own units")
     style.legend_below(fig)
     return fig
 

@@ -117,7 +117,8 @@ def attention_scaling_figure(inputs, context):
     mem_ax.plot(matrix["tokens"], matrix["matrix_mb"], color=SERIES["explicit"]["color"], lw=0.8, alpha=0.5,
                 label="one score matrix (heads·n²·4 B)")
     printed = context.of("matrix_mb")
-    style.mark_chapter(mem_ax, df["tokens"][[c.row for c in printed]], [c.value for c in printed])
+    style.mark_chapter(mem_ax, df["tokens"][[c.row for c in printed]], [c.value for c in printed],
+                       label="chapter: one score matrix's MB (not its peak)")
     budgets = df["budget_gb"].dropna()
     if len(budgets):
         mem_ax.axhline(budgets.min() * 1024, color="0.3", lw=1, ls="-.",
