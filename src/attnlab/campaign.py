@@ -374,7 +374,7 @@ def land(source: Path, into: Path = ROOT) -> list[str]:
     """Each finished seed of `source` (an archive or a folder, finished_seeds') into `into`, with its key
     file; returns what landed. A seed that has results there, that was trained from a dirty tree, or
     whose config hash is not its run's current key, is left out (said why)."""
-    landed, configs = [], {}
+    landed, configs, present = [], {}, 0
     for folder, files in finished_seeds(source):
         where = run_of(folder)
         if where is None:
@@ -383,7 +383,7 @@ def land(source: Path, into: Path = ROOT) -> list[str]:
         profile, run, seed = where
         target = into / folder
         if (target / "metrics.json").exists():
-            print(f"  {folder}: has results already; left out")
+            present += 1  # a clone holds every published seed too: counted, not listed
             continue
         metrics = json.loads(files["metrics.json"])
         if metrics.get("dirty"):
@@ -409,6 +409,8 @@ def land(source: Path, into: Path = ROOT) -> list[str]:
         shutil.rmtree(target, ignore_errors=True)  # an unfinished folder (no metrics.json) gives way
         staging.replace(target)  # the whole folder at once: nothing half-written
         landed.append(folder)
+    if present:
+        print(f"  {present} seeds have results here already; left out")
     print(f"landed {len(landed)} runs into {into}")
     return landed
 
