@@ -407,8 +407,8 @@ def summary(ledger: pd.DataFrame, kind: pd.Series, profile: str) -> str:
         these = ledger[kind == k]
         if len(these):
             done, near = int(these["verdict"].isin(REPRODUCED).sum()), int((these["verdict"] == CONSISTENT).sum())
-            said.append(f"{done} of the {len(these)} {k} claims reproduced"
-                        + (f", {near} consistent with the chapter's one run" if near else ""))
+            said.append(f"{done} of the {len(these)} {k} claims reproduced (MATCH or CONCLUSION HOLDS)"
+                        + (f", {near} consistent with the chapter's one run (CONSISTENT)" if near else ""))
     loose = (f"<p><strong>The {esc(profile)} profile trains short budgets: its trained claims are NOT JUDGED against "
              "the chapter (its runs are not the chapter's); its verdicts show that every claim can be read and judged, "
              "not whether the chapter's numbers come back (the full profile does).</strong></p>"
@@ -418,7 +418,7 @@ def summary(ledger: pd.DataFrame, kind: pd.Series, profile: str) -> str:
                f"chapter's point is false on our runs){': ' + esc(', '.join(failed)) if failed else ''}.</strong> "
                f"What each verdict means:</p>{verdict_meanings()}<p>Counts, with numbers and conclusions judged apart: "
                f"{esc(summary_line(ledger))}.</p>")
-    return loose + verdict + (f"<p>The chapter's {len(ledger)} claims: {esc('; '.join(said))} (MATCH or CONCLUSION HOLDS). Analytic "
+    return loose + verdict + (f"<p>The chapter's {len(ledger)} claims: {esc('; '.join(said))}. Analytic "
             "claims are computed or measured once (parameter counts, the averaging matrix, statistics of random rows); "
             "trained claims are read over seeds, of trained runs or of a measurement repeated (the timings), where one "
             f"printed run of the chapter's meets our spread.</p>" + counts_table(ledger, kind))
