@@ -188,9 +188,11 @@ def test_one_rate_is_no_where_the_runaway_needs_a_rate_at_which_the_divided_head
     measured = {"runaway": (1e-3, 1e-2), "b": (1e-3, 6e-3)}
     bands = {"runaway": [(5.5e-3, 1e-2)], "b": [(1e-3, 7e-3)]}
     rates = (1e-3, 3e-3, 5e-3, 6e-3, 1e-2)
-    collapsed = {1e-3: False, 3e-3: False, 5e-3: True, 6e-3: True}
+    collapsed = {1e-3: (0, 3), 3e-3: (0, 3), 5e-3: (3, 3), 6e-3: (3, 3)}
     no = one_rate(bands, measured, names, {}, rates, collapsed, "runaway")
     assert no["finding"].startswith("no: the undivided final score std reaches the chapter's only from 5.5e-3")
     assert "collapsed at every rate tried from 5e-3 up" in no["finding"]
-    for soft_at_5e3 in ({**collapsed, 5e-3: False}, {**collapsed, 6e-3: False}):
-        assert one_rate(bands, measured, names, {}, rates, soft_at_5e3, "runaway")["finding"].startswith("not established")
+    for soft_at_5e3 in ({**collapsed, 5e-3: (0, 3)}, {**collapsed, 6e-3: (2, 3)}):
+        open_ = one_rate(bands, measured, names, {}, rates, soft_at_5e3, "runaway")["finding"]
+        assert open_.startswith("not established")
+    assert open_.endswith("the divided head collapsed in 2 of 3 seeds at 6e-3")

@@ -589,7 +589,7 @@ def sqrt_dk_sweep(inputs) -> pd.DataFrame:
                 "rates": ", ".join(show_rate(lr) for lr in sorted(states)),
                 "seeds": " · ".join(str(st["seeds"]) for _, st in sorted(states.items()))})
     names = {n.claim: n.number for n in SQRT_DK_NUMBERS}
-    collapsed = {lr: st["collapsed"] == st["seeds"] for lr, st in states.items()}
+    collapsed = {lr: (st["collapsed"], st["seeds"]) for lr, st in states.items()}
     out.append({"number": "all five", "claim": "all",
                 **one_rate(bands, measured, names, statuses, rates, collapsed, "score_runaway.final_std")})
     paths = [p for paths in runs.values() for p in paths]
@@ -604,11 +604,12 @@ def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = N
     (the widest such range is named; intervals that never meet all together contain two that never meet); yes
     where, at one rate tried, every number fits (the ledger's one-run test: a MATCH, CONSISTENT or UNRESOLVED, decided);
     else not established. `bands`: claim -> its band; `measured`: claim -> (lowest, highest rate with a spread);
-    `statuses`: (claim, rate) -> fits / misses / undecided. `collapsed`: rate -> whether every seed of the divided
-    head collapsed there; no also where the head has collapsed at the highest rate tried at or below the low end
+    `statuses`: (claim, rate) -> fits / misses / undecided. `collapsed`: rate -> (seeds whose divided head
+    collapsed there, seeds); no also where every seed collapsed at the highest rate tried at or below the low end
     of the `runaway` claim's band and at every rate tried above (the undivided std reaches the chapter's only
     where the divided head, soft in the chapter, no longer is; collapse is taken to persist at higher rates,
-    as it does at every rate tried)."""
+    as it does at every rate tried); otherwise the finding says how many seeds collapsed at each rate tried in
+    that band."""
     from itertools import combinations
 
     from attnlab.families.contradictions import NOT_ESTABLISHED
@@ -618,7 +619,7 @@ def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = N
         start = bands[runaway][0][0]
         below = [lr for lr in collapsed if lr <= start * (1 + 1e-9)]
         from_ = max(below) if below else None
-        if from_ is not None and all(collapsed[lr] for lr in collapsed if lr >= from_):
+        if from_ is not None and all(k == n for lr, (k, n) in collapsed.items() if lr >= from_):
             return {"band": f"none from {show_rate(from_)}", "band_low": math.nan, "band_high": math.nan,
                     "finding": f"no: the {names[runaway]} reaches the chapter's only from {show_rate(start, 2)}, and "
                                f"the divided head, soft in the chapter, has collapsed at every rate tried from "
@@ -649,5 +650,12 @@ def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = N
              else "no rate where all were measured with a spread")
     open_ = sorted({names[c] for (c, lr), status in statuses.items() if status != "fits"
                     and together and any(low <= lr <= high for low, high in together)})
+    heads = ""
+    if runaway in bands and bands[runaway] and collapsed:
+        inside = [lr for lr in sorted(collapsed) if any(low <= lr <= high for low, high in bands[runaway])]
+        if inside:
+            heads = ("; where the " + names[runaway] + " can reach the chapter's, the divided head collapsed in " +
+                     ", ".join(f"{collapsed[lr][0]} of {collapsed[lr][1]} seeds at {show_rate(lr)}" for lr in inside))
     return {"band": NOT_ESTABLISHED, "band_low": math.nan, "band_high": math.nan,
-            "finding": f"{NOT_ESTABLISHED}: {where}" + (f"; undecided there: the {', the '.join(open_)}" if open_ else "")}
+            "finding": f"{NOT_ESTABLISHED}: {where}" + (f"; undecided there: the {', the '.join(open_)}" if open_ else "")
+                       + heads}
