@@ -46,7 +46,8 @@ def test_every_claim_on_a_row_with_more_seeds_is_in_its_plan_and_judged_at_its_l
     seeds: a plan with that count lists the claim, and the ledger's looks for it are that plan's. A timing's
     repeats are the profile's own count, as a row's first seeds are."""
     looks = load_looks(CLAIMS, PLANS)
-    defaults = {PROFILE.seeds, PROFILE.winograd_seeds, PROFILE.measure.attention_scaling.repeats}
+    defaults = {PROFILE.seeds, PROFILE.winograd_seeds, PROFILE.measure.attention_scaling.repeats,
+                PROFILE.measure.winograd_interventions.seeds}
     for claim in CLAIMS:
         for expression in (claim["value"], (claim.get("conclusion") or {}).get("value")):
             if expression is None:

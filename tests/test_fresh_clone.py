@@ -132,8 +132,10 @@ def whole_lines(n: int):
 
 
 @pytest.mark.parametrize("name, cut", [("metrics.json", lambda text: text[:97]), ("curve.csv", lambda text: text[:500]),
-                                       ("curve.csv", whole_lines(100)), ("evals.csv", whole_lines(-1))],
-                         ids=["metrics_mid_json", "curve_mid_line", "curve_whole_lines", "evals_last_line_gone"])
+                                       ("curve.csv", whole_lines(100)), ("curve.csv", whole_lines(-1)),
+                                       ("evals.csv", lambda text: text[:-3])],
+                         ids=["metrics_mid_json", "curve_mid_line", "curve_whole_lines", "curve_last_line_gone",
+                              "evals_mid_line"])
 def test_a_damaged_published_file_stops_the_plan_naming_it_and_nothing_is_deleted(clone, name, cut):
     damaged = clone / "results/quick/runs/ladder/block/seed0" / name
     kept, times = damaged.read_bytes(), damaged.stat()
@@ -404,7 +406,8 @@ def test_planning_imports_no_torch(clone):
 
 
 def make_help_targets() -> list[str]:
-    result = subprocess.run(["make", "help"], cwd=REPO, capture_output=True, text=True, check=True)
+    # --no-print-directory: under `make test` this make is a sub-make, which would print "make[1]: Entering ..."
+    result = subprocess.run(["make", "--no-print-directory", "help"], cwd=REPO, capture_output=True, text=True, check=True)
     return [line.split()[0] for line in result.stdout.splitlines()]
 
 

@@ -33,7 +33,8 @@ def test_every_table_and_figure_is_written(smoke_run):
     assert {"corpus", "average_ladder"} <= set(tables)
     for table_id in tables:
         csv = smoke_run / "results/smoke/tables" / f"{table_id}.csv"
-        assert len(pd.read_csv(csv)) > 0, table_id
+        # cross_device has a row per published GPU seed: none in a profile trained on this machine alone
+        assert len(pd.read_csv(csv)) > 0 or table_id == "cross_device", table_id
         assert (csv.with_suffix(".md")).read_text().startswith(f"## {table_id}")
     for rule in listed:
         if rule.startswith("figure_"):

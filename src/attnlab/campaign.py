@@ -349,7 +349,7 @@ def run_of(folder: str) -> tuple[str, str, int] | None:
     return None
 
 
-def finished_seeds(source: Path):
+def landable_seeds(source: Path):
     """(folder in the repository's layout, its files as {name: bytes}) of each finished seed in `source`: a
     campaign archive (.tar.gz, its campaign.json lists them) or a folder laid out as a checkout (another
     clone that trained them, say); a checkpoint stays behind."""
@@ -371,11 +371,11 @@ def finished_seeds(source: Path):
 
 
 def land(source: Path, into: Path = ROOT) -> list[str]:
-    """Each finished seed of `source` (an archive or a folder, finished_seeds') into `into`, with its key
+    """Each finished seed of `source` (an archive or a folder, landable_seeds') into `into`, with its key
     file; returns what landed. A seed that has results there, that was trained from a dirty tree, or
     whose config hash is not its run's current key, is left out (said why)."""
     landed, configs, present = [], {}, 0
-    for folder, files in finished_seeds(source):
+    for folder, files in landable_seeds(source):
         where = run_of(folder)
         if where is None:
             print(f"  {folder}: not a seed folder of the pipeline's layout; left out")

@@ -264,10 +264,11 @@ class Step:
 # starts: Snakemake deletes the outputs of a job it runs, and a job that failed on such a file would
 # take its committed table with it. What a table, figure or the ledger reads is checked once per call:
 # JSON parses, a text file ends with its last line's newline (every writer here writes whole lines,
-# through a temporary file renamed into place), and a run's curve.csv and evals.csv end at the step its
-# metrics.json records (steps_done): a file cut at a line boundary is whole lines, but short.
+# through a temporary file renamed into place), and a run's curve.csv (one row per step) ends at the step
+# its metrics.json records (steps_done): a file cut at a line boundary is whole lines, but short. evals.csv is
+# not held to it: a run resumed or diverged evaluates at other steps.
 CHECKED = set()
-RUN_LOGS = ("curve.csv", "evals.csv")  # a run's files with one row per step logged, step first
+RUN_LOGS = ("curve.csv",)  # a run's files with one row per step, step first
 
 
 def last_step(path: str) -> int | None:

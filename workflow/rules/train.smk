@@ -100,6 +100,6 @@ def add_seed_group(_run: str, _group: list[int]) -> None:
         resources:
             **TRAIN_RESOURCES,
         log: f"{run_dir(RESULTS, _run, _group[0])}/train.log"
-        conda: ENVIRONMENT
+        conda: "environment.yml"  # relative to the Snakefile, which defines these rules (add_seed_groups)
         shell:
             train_command(_run, _group[0], f"train.seed_batch={len(_group)}", run_dir(RESULTS, _run, _group[0]))
