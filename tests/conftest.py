@@ -1,6 +1,7 @@
-"""Shared fixtures, each built once per session in a temp folder: a smoke-profile token cache, and the
-whole smoke DAG run in a copy of the repository."""
+"""Shared fixtures, each built once per session: a smoke-profile token cache and the whole smoke DAG run in a
+copy of the repository (each in a temp folder), and the published full tables."""
 
+import glob
 import os
 import shutil
 import subprocess
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlab import data
+from attnlab import claims, data
 from attnlab.config import compose
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,3 +54,12 @@ def smoke_run(tmp_path_factory, corpus_env):
                             env={**os.environ, "PYTHONPATH": str(work / "src")})
     assert result.returncode == 0, result.stderr[-4000:]
     return work
+
+
+@pytest.fixture(scope="session")
+def full_tables():
+    """The published full tables (results/full/tables), as the ledger reads them."""
+    paths = sorted(glob.glob(str(REPO / "results" / "full" / "tables" / "*.csv")))
+    if not paths:
+        pytest.skip("no published full tables")
+    return claims.load_tables(paths)

@@ -2,8 +2,6 @@
 seeds give, its looks end on the count trained, and every claim that reads a row with more seeds than the
 profile's is in that row's plan — so the ledger judges it at the level its looks leave."""
 
-import glob
-
 import pytest
 from omegaconf import OmegaConf
 
@@ -11,18 +9,9 @@ from attnlab import claims as C
 from attnlab.claims.evaluate import estimate, seed_plans
 from attnlab.claims.rules import PIPELINE_FILE, load_looks, load_plans
 
-FULL_TABLES = C.ROOT / "results" / "full" / "tables"
 PROFILE = OmegaConf.load(C.ROOT / "configs" / "profile" / "full.yaml")
 PLANS = load_plans("full")
 CLAIMS = C.load_claims()
-
-
-@pytest.fixture(scope="module")
-def full_tables():
-    paths = sorted(glob.glob(str(FULL_TABLES / "*.csv")))
-    if not paths:
-        pytest.skip("no published full tables")
-    return C.load_tables(paths)
 
 
 def test_every_row_given_more_seeds_has_a_plan_that_ends_on_its_count():

@@ -2,10 +2,7 @@
 rarely contradicted (calibration, each seed left out in turn), and a chapter value far from our mean is
 contradicted by its number whatever its conclusion says (power), or the claim says it cannot resolve it."""
 
-import glob
-
 import numpy as np
-import pytest
 
 from attnlab import claims as C
 from attnlab.claims import stats
@@ -13,16 +10,7 @@ from attnlab.claims.evaluate import estimate, seeded, uses_lead
 from attnlab.claims.rules import rounding
 from attnlab.claims.stats import Sample
 
-FULL_TABLES = C.ROOT / "results" / "full" / "tables"
 CLAIMS = C.load_claims()
-
-
-@pytest.fixture(scope="module")
-def full_tables():
-    paths = sorted(glob.glob(str(FULL_TABLES / "*.csv")))
-    if not paths:
-        pytest.skip("no published full tables")
-    return C.load_tables(paths)
 
 
 def one_run_numbers(tables):
