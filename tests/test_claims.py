@@ -1,7 +1,7 @@
 """The claims ledger: each check kind passes and fails, how seeds make a verdict (the mean's interval, paired
-differences, the share of seeds for an outcome per seed),
-coverage of the spec, the CLI and the README splice. Every claim of configs/claims.yaml against a table
-where the chapter's point holds and one where it fails: test_claims_can_fail.py."""
+differences, the share of seeds for an outcome per seed), the CLI and the README splice. Every claim of
+configs/claims.yaml against a table where the chapter's point holds and one where it fails:
+test_claims_can_fail.py."""
 
 import re
 from pathlib import Path
@@ -12,8 +12,6 @@ import pytest
 import yaml
 
 from attnlab import claims as C
-
-SPEC = C.ROOT.parent / "shared" / "spec" / "TABLES.md"
 
 LADDER = pd.DataFrame({"row": [1, 2, 3, 4], "params": [100, 100, 116, 116],
                        "held_out_ppl": [60.0, 240.0, 238.0, 61.0]})
@@ -389,41 +387,6 @@ def test_a_lead_needs_the_columns_of_its_row():
 def test_a_target_rule_needs_a_numeric_chapter_value():
     with pytest.raises(C.ClaimsError, match="numeric chapter"):
         claim({"kind": "relative", "tolerance": 0.1}, ppl(1), chapter="about four")
-
-
-def spec_sections() -> dict[str, str]:
-    """TABLES.md section heading ids -> the section's text."""
-    sections = re.split(r"^## ", SPEC.read_text(encoding="utf-8"), flags=re.M)[1:]
-    out = {}
-    for section in sections:
-        heading, dash, _ = section.splitlines()[0].partition(" — ")
-        if not dash:  # "Shared settings": not a table
-            continue
-        for table_id in re.findall(r"[a-z][a-z0-9_]+", heading):
-            if table_id not in ("and", "claims"):
-                out[table_id] = section
-    return out
-
-
-@pytest.mark.skipif(not SPEC.exists(), reason="../shared/spec/TABLES.md not beside the clone")
-def test_every_spec_table_with_chapter_figures_has_claims():
-    tables = {c["table"] for c in C.load_claims()}
-    expected = {t for t, text in spec_sections().items() if "Chapter:" in text}
-    assert expected - tables == set()
-
-
-@pytest.mark.skipif(not SPEC.exists(), reason="../shared/spec/TABLES.md not beside the clone")
-def test_every_number_of_every_chapter_line_is_in_the_ledger():
-    ledger = C.CLAIMS_FILE.read_text(encoding="utf-8").replace(",", "")
-    known = {float(n) for n in re.findall(r"\d+(?:\.\d+)?(?:e-?\d+)?", ledger)}
-    known |= {round(100 * x, 1) for x in known}  # percentages are stored as fractions
-    text = SPEC.read_text(encoding="utf-8")
-    # a Chapter line runs to the end of its paragraph or bullet, or to the next Ours:/Figure:
-    lines = re.findall(r"Chapter(?: \([^)]*\))?:(.*?)(?=\n\n|\n- |Ours|Figure:|\Z)", text, flags=re.S)
-    assert len(lines) >= 20
-    for paragraph in lines:
-        for number in re.findall(r"\d[\d,]*(?:\.\d+)?(?:e-?\d+)?", paragraph):
-            assert float(number.replace(",", "")) in known, f"{number} of {paragraph[:60]!r}… has no claim"
 
 
 # ---------------------------------------------------------------- the CLI: ledger and README

@@ -12,7 +12,7 @@ from attnlab.model import LanguageModel
 
 LADDER = ["no_context", "average", "average_positions", "average_residual", "dot_raw", "query_key",
           "head_replace", "head_added", "four_heads", "mlp", "block"]
-# What each row switches relative to the row above (TABLES.md, ladder).
+# What each row switches relative to the row above (the chapter's ladder section; table ladder).
 ADDS = {
     "average": {"mixer": "average"},
     "average_positions": {"positions": "learned"},

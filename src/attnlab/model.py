@@ -3,8 +3,8 @@
 Every rung of the chapter's ladder is a switch of `ModelConfig`: the mixer (none, uniform
 causal average, attention), how attention builds queries, keys and values, heads and head
 width (independent of model width), residual, MLP, norm placement, position scheme and
-score scaling. Initialisation is PyTorch's default on purpose (see TABLES.md: the
-chapter's "score std 21 at initialisation" only holds with it).
+score scaling. Initialisation is PyTorch's default on purpose: the chapter's "score std 21 at
+initialisation" (claim score_runaway.init_std, configs/claims.yaml) only holds with it.
 
 Attention has two paths that compute the same thing: an explicit one that can return
 scores and weights (for probes and statistics) and the fused

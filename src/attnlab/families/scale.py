@@ -1,4 +1,4 @@
-"""The sqrt(d_k) family: why attention scores are divided (TABLES.md: score_variance,
+"""The sqrt(d_k) family: why attention scores are divided (the chapter's sqrt(d_k) section: score_variance,
 effective_tokens, softmax_saturation, scale_training, score_runaway)."""
 
 import json

@@ -1,5 +1,5 @@
-"""Random attention scores: why they are divided by sqrt(d_k) (TABLES.md: score_variance,
-effective_tokens, softmax_saturation).
+"""Random attention scores: why they are divided by sqrt(d_k) (the chapter's sqrt(d_k)
+section: score_variance, effective_tokens, softmax_saturation).
 
     python -m attnlab.measure.random_rows score_variance --out pairs.csv --meta meta.json
     python -m attnlab.measure.random_rows rows --out rows.csv --meta meta.json [--config scale.yaml]
