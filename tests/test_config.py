@@ -56,11 +56,11 @@ def test_bad_overrides_raise_config_errors(overrides, message):
 def test_source_files_follow_imports_transitively():
     """A rule's code hash covers every attnlab file its module runs, found from the imports."""
     names = lambda module: sorted(str(p.relative_to(ROOT / "src")) for p in source_files(module))
-    evaluate = names("attnlab.evaluate")
-    # evaluate imports runs (read_checkpoint) and train (mean_loss), which import model, data and config
-    assert {"attnlab/evaluate.py", "attnlab/runs.py", "attnlab/train.py", "attnlab/model.py", "attnlab/data.py",
-            "attnlab/config.py", "attnlab/__init__.py"} <= set(evaluate)
-    assert "attnlab/winograd.py" not in evaluate and "attnlab/claims/__init__.py" not in evaluate
+    eval_windows = names("attnlab.eval_windows")
+    # eval_windows imports runs (read_checkpoint) and train (mean_loss), which import model, data and config
+    assert {"attnlab/eval_windows.py", "attnlab/runs.py", "attnlab/train.py", "attnlab/model.py", "attnlab/data.py",
+            "attnlab/config.py", "attnlab/__init__.py"} <= set(eval_windows)
+    assert "attnlab/winograd.py" not in eval_windows and "attnlab/claims/__init__.py" not in eval_windows
     grad_norms = names("attnlab.measure.grad_norms")
     assert {"attnlab/measure/__init__.py", "attnlab/measure/grad_norms.py", "attnlab/model.py"} <= set(grad_norms)
 

@@ -1,4 +1,4 @@
-"""Position schemes (RoPE, ALiBi, sinusoids, none) and attnlab.evaluate on a real smoke run."""
+"""Position schemes (RoPE, ALiBi, sinusoids, none) and attnlab.eval_windows on a real smoke run."""
 
 import json
 import math
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnlab.evaluate import load_run, main as evaluate_main
+from attnlab.eval_windows import load_run, main as evaluate_main
 from attnlab.families.positions import position_extrapolation
 from attnlab.model import CausalSelfAttention, LanguageModel, ModelConfig, alibi_bias, alibi_slopes, rope, sinusoids
 
@@ -170,7 +170,7 @@ def test_causal_model_without_positions_runs_and_sees_its_prefix_as_a_bag():
     torch.testing.assert_close(model(later)[0][:, 0], logits[:, 0])
 
 
-# --- attnlab.evaluate on a real (smoke) run ---------------------------------------------
+# --- attnlab.eval_windows on a real (smoke) run -----------------------------------------
 
 @pytest.fixture(scope="module")
 def learned_run(tmp_path_factory):

@@ -1,6 +1,6 @@
 """Evaluate a finished run's checkpoint at other window lengths, without retraining.
 
-    python -m attnlab.evaluate results/quick/runs/position/alibi/seed0 --lengths 64 128 256 --out eval.json
+    python -m attnlab.eval_windows results/quick/runs/position/alibi/seed0 --lengths 64 128 256 --out eval.json
 
 Reads the run folder that `attnlab.train` wrote (config.yaml: the composed config under
 `config`; checkpoint.pt: the model state under "model"; metrics.json: the run's record),
