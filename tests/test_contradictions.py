@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnlab.claims.compare import Compared, shrinkage
 from attnlab.claims.rules import load_claims
 from attnlab.config import CONFIG_DIR, experiments
 from attnlab.families.contradictions import (CONSISTENT, FINDINGS, HYPOTHESES, NOT_RUN, REPRODUCED, RULED_OUT, TOWARD,
-                                             UNDECIDED, Compared, changes_only_training, explained, finding,
-                                             hypothesis_table, shrinkage)
+                                             UNDECIDED, changes_only_training, explained, finding, hypothesis_table)
 from attnlab.families.scale import fitting_band, one_rate
 
 ROOT = Path(__file__).resolve().parents[1]

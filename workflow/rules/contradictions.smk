@@ -1,8 +1,8 @@
 # The contradictions table: for every CONTRADICTED claim, the settings tried that the chapter did not state
-# (src/attnlab/families/contradictions.py declares each hypothesis). Its runs are ordinary runs of their
-# families' rules (configs/experiment/..., configs/winograd/...); attention_scaling's hypotheses are
-# measurements, ruled here. Read after the families: a hypothesis takes its family table's inputs and
-# replaces the ones it changes.
+# (configs/hypotheses.yaml declares each hypothesis; src/attnlab/families/contradictions.py reads it). Its
+# runs are ordinary runs of their families' rules (configs/experiment/..., configs/winograd/...);
+# attention_scaling's hypotheses are measurements, ruled here. Read after the families: a hypothesis takes
+# its family table's inputs and replaces the ones it changes.
 # --lint 'mixed rules and functions': the hypotheses' Step functions stay beside their rule.
 from attnlab.families.contradictions import TRAINED
 
@@ -55,9 +55,10 @@ def contradiction_inputs(variant: bool) -> dict:
     return found
 
 
-# the claims file is read for its rules, the hypotheses' configs for whether they only change training
-# (paired with the published seeds): their text is part of the table's key
+# the claims file is read for its rules, the hypotheses file for the hypotheses, their configs for whether
+# they only change training (paired with the published seeds): their text is part of the table's key
 HYPOTHESIS_CONFIGS = sorted(str(p.relative_to(workflow.basedir)) for h in TRAINED for run in h.runs.values()
                             for p in [Path(workflow.basedir, "configs", f"{run}.yaml" if run.startswith("winograd/")
                                                           else f"experiment/{run}.yaml")] if p.is_file())
-add_table("contradictions", inputs=contradiction_inputs, code_files=(CLAIMS_FILE, *HYPOTHESIS_CONFIGS))
+add_table("contradictions", inputs=contradiction_inputs,
+          code_files=(CLAIMS_FILE, "configs/hypotheses.yaml", *HYPOTHESIS_CONFIGS))

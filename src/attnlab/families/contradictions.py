@@ -2,16 +2,15 @@
 each tried as an ordinary pipeline run (configs/experiment/... or configs/winograd/...), and what it does to
 the claim; controls that read the published runs another way; the hypotheses written down but not run.
 
-A hypothesis rebuilds one family table with the family's own builder, its runs in place of the published
-ones (a control: the published table with columns read in place of others), and the ledger's rules judge
-the claim on that table as on the published one (`verdict`). The finding compares the two, on the claim's
-distance from the chapter's point, seed by seed:
-- the scale: a quantity whose values (ours before, ours under the hypothesis, the chapter's) span a factor
-  of ten or more is compared as a log ratio (`LOG_SPAN`), every other as a difference;
+The hypotheses are data: configs/hypotheses.yaml (its header documents each field). A hypothesis rebuilds one
+family table with the family's own builder, its runs in place of the published ones (a control: the published
+table with columns read in place of others), and the ledger's rules judge the claim on that table as on the
+published one (`verdict`). The finding compares the two, on the claim's distance from the chapter's point,
+seed by seed (claims.compare: the scale, log ratio or difference, and the margin):
 - the pairing: a hypothesis that changes only training settings (its config sets nothing outside `train:`,
   so seed k starts from the published seed k's weights and draws its batches) and trains no seed the
   published runs lack is compared seed by seed over its seeds (paired), as is a control; any other, on all
-  seeds of both (Welch: stats.combine keeps seed sets of different sizes apart);
+  seeds of both (Welch);
 - the level: 1 − 5 %/looks of its runs' seed plan (configs/pipeline.yaml, seeds_per_run.plan), as the
   ledger's; its seed count is planned from its pilot seeds alone at 80 % power (stats.seeds_for_power);
 - the finding: *reproduced* / *consistent* / *conclusion reproduced* where the ledger's verdict under it is
@@ -39,128 +38,45 @@ import pandas as pd
 import yaml
 
 from attnlab.claims import stats
-from attnlab.claims.evaluate import Missing, estimate, judge, load_tables
-from attnlab.claims.render import show, show_number
-from attnlab.claims.rules import VERDICTS, is_number, load_claims, load_looks, load_plans
+from attnlab.claims.compare import (Compared, one_set, per_element_mean, pilot_margin, show_distance,
+                                    show_scaled)
+from attnlab.claims.evaluate import Missing, judge, load_tables
+from attnlab.claims.render import show
+from attnlab.claims.rules import VERDICTS, load_claims, load_looks, load_plans
 from attnlab.claims.stats import Sample
 from attnlab.config import CONFIG_DIR
 from attnlab.runs import load_runs
 from attnlab.tables import BUILDERS, SEEDS_SUFFIX, counted, provenance, seed_ids, table, tally
 
 
+HYPOTHESES_FILE = CONFIG_DIR / "hypotheses.yaml"
+
+
 @dataclass(frozen=True)
 class Hypothesis:
-    id: str                     # names its inputs: <id>:<the family table's input name>
-    table: str                  # the family table it rebuilds
-    claims: tuple[str, ...]     # the claims it tests (read on that table)
-    text: str                   # the hypothesis, in words
-    setting: str                # what differs from the chapter's stated settings
-    runs: dict = field(default_factory=dict)  # table input -> the run trained under the hypothesis
-    seeds: int = 3              # seeds of its runs, at most (a profile with fewer seeds trains its count;
-                                # configs/pipeline.yaml's seeds_per_run may give a run more)
-    read: dict = field(default_factory=dict)  # column -> the published table's column read in its place
-    control: bool = False       # a control: it shows what the published runs do read another way, not a
-                                # setting under which the chapter's runs could have been made
-    measure: dict | None = None  # the quantity compared where it is not the claim's value: an expression
-                                 # (`value`), the claims whose chapter numbers' ratio is its chapter value
-                                 # (`ratio_of`), its rule and `says`
-    trained: bool = True        # False: written down (its configs, where it has runs) and not run
+    """One entry of configs/hypotheses.yaml (its header says what each field means)."""
+    id: str
+    table: str
+    claims: tuple[str, ...]
+    text: str
+    setting: str
+    runs: dict = field(default_factory=dict)
+    seeds: int = 3
+    read: dict = field(default_factory=dict)
+    control: bool = False
+    trained: bool = True
 
     def seeds_under(self, profile_seeds: int) -> int:
         """How many seeds its runs train in a profile that trains `profile_seeds` of a published row."""
         return min(self.seeds, profile_seeds)
 
 
-RUNAWAY = ("score_runaway.final_std", "score_runaway.onehot")
-CATEGORY = ("winograd_category.average", "winograd_category.bag_of_words_wins")
-TWO_HOP = ("winograd_attention.block1_same", "winograd_attention.block1_first_noun", "winograd_attention.block2_tired")
+def load_hypotheses(path: Path = HYPOTHESES_FILE) -> tuple[Hypothesis, ...]:
+    return tuple(Hypothesis(**{**entry, "claims": tuple(entry["claims"])})
+                 for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["hypotheses"])
 
-HYPOTHESES = (
-    Hypothesis("runaway_lr3e3", "score_runaway", RUNAWAY,
-               "the chapter trained at a higher learning rate than the one it states for every run",
-               "train.lr=3e-3 (undivided d_k = 1024 run)", {"undivided": "scale/runaway_lr3e3"}),
-    Hypothesis("runaway_lr1e2", "score_runaway", RUNAWAY,
-               "as above, ten times the stated rate", "train.lr=1e-2 (undivided d_k = 1024 run)",
-               {"undivided": "scale/runaway_lr1e2"}),
-    Hypothesis("runaway_lr5e3", "score_runaway", RUNAWAY,
-               "as above, at the lowest rate whose runs could reach the chapter's undivided score std, where the "
-               "divided head still stays soft", "train.lr=5e-3 (undivided d_k = 1024 run)",
-               {"undivided": "scale/runaway_lr5e3"}),
-    Hypothesis("runaway_lr6e3", "score_runaway", RUNAWAY,
-               "as above, between the two rates whose runs bracket the chapter's undivided score std",
-               "train.lr=6e-3 (undivided d_k = 1024 run)", {"undivided": "scale/runaway_lr6e3"}),
-    Hypothesis("runaway_betas095", "score_runaway", RUNAWAY,
-               "the chapter used GPT-style Adam betas, whose shorter second-moment memory lets large updates through",
-               "train.betas=[0.9,0.95] (undivided d_k = 1024 run)", {"undivided": "scale/runaway_betas095"}),
-    Hypothesis("category_train_sentences", "winograd_category", (*CATEGORY, "winograd_category.block"),
-               "control: the published runs scored on the sentences they trained on, which the chapter's held-out "
-               "pairs are not", "accuracy read on the training sentences (the published runs)",
-               read={"accuracy": "train_accuracy"}, control=True),
-    Hypothesis("category_decay", "winograd_category", (*CATEGORY, "winograd_category.block"),
-               "the average memorises its training pairs; stronger weight decay makes it copy the place present",
-               "train.weight_decay=0.1 (both models)",
-               {"average": "winograd/category_average_decay", "block": "winograd/category_block_decay"}),
-    Hypothesis("category_average_long", "winograd_category", CATEGORY,
-               "the chapter's average trained longer, past memorising its pairs",
-               "train.steps=9000 (the average)", {"average": "winograd/category_average_long"}),
-    Hypothesis("category_lr3e3", "winograd_category", (*CATEGORY, "winograd_category.block"),
-               "the chapter's models trained at a higher learning rate", "train.lr=3e-3 (both models)",
-               {"average": "winograd/category_average_lr3e3", "block": "winograd/category_block_lr3e3"}),
-    # the cheapest tests of why the average misses "wet" sentences (it answers a place absent from them)
-    Hypothesis("category_average_linear", "winograd_category", CATEGORY,
-               "the chapter's average is the plain linear average of the section before (no MLP, residual or "
-               "norm), which cannot memorise pairs through an MLP",
-               "model: average mixer, mlp=false, residual=false, norm=none (the average)",
-               {"average": "winograd/category_average_linear"}),
-    Hypothesis("role_average_linear", "winograd_role", ("winograd_role.average", "winograd_role.average_wrong_noun"),
-               "the chapter's average is the plain linear average of the section before (no MLP, residual or "
-               "norm), as for the category version",
-               "model: average mixer, mlp=false, residual=false, norm=none (the average)",
-               {"average": "winograd/role_average_linear"}),
-    Hypothesis("category_scored_loss", "winograd_category", CATEGORY,
-               "the chapter's loss was taken only at the scored position, not at every next token",
-               "loss at the scored position only (needs a training option the trainer lacks)", trained=False),
-    Hypothesis("category_split_seeds", "winograd_category", CATEGORY,
-               "our held-out animal/place pairs are a hard draw: other splits of the same sentences",
-               "winograd.language.split_seed=1, 2 (needs a split per run; the pipeline splits once per version)",
-               trained=False),
-    Hypothesis("two_hop_one_head", "winograd_attention", TWO_HOP,
-               "the chapter's maps are of one head per block; ours average four heads, which can split a circuit",
-               "model.n_heads=1 (both blocks)", {"probe": "winograd/role_two_blocks_one_head"}),
-    Hypothesis("crosser_one_head", "winograd_adjectives", ("winograd_adjectives.crosser",),
-               "as above: one head per block", "model.n_heads=1 (both blocks)",
-               {"probe": "winograd/role_two_blocks_one_head"}),
-    Hypothesis("alibi_eight_heads", "position_extrapolation", ("position_extrapolation.alibi_256",),
-               "the chapter's ALiBi had the paper's eight slopes 2^-1 … 2^-8; ours has four heads, 2^-2 … 2^-8",
-               "model.n_heads=8 (ALiBi)", {"alibi": "position/alibi_eight_heads"}),
-    Hypothesis("alibi_steps1500", "position_extrapolation", ("position_extrapolation.alibi_256",),
-               "ALiBi's gain from 64 to 256 tokens depends on how long it trained: half the budget",
-               "train.steps=1500 (ALiBi)", {"alibi": "position/alibi_steps1500"}, trained=False),
-    Hypothesis("alibi_steps6000", "position_extrapolation", ("position_extrapolation.alibi_256",),
-               "as above: twice the budget", "train.steps=6000 (ALiBi)", {"alibi": "position/alibi_steps6000"},
-               trained=False),
-    Hypothesis("alibi_slopes", "position_extrapolation", ("position_extrapolation.alibi_256",),
-               "the chapter's four heads had another slope set than 2^(-8h/H)",
-               "ALiBi slopes 2^-1 … 2^-4 (needs a model option for the slope set)",
-               trained=False),
-    Hypothesis("pre_warmup_no_clip", "norm_warmup", ("norm_warmup.pre_warmup",),
-               "the chapter's stated settings, taken literally, do not clip gradients; our twelve-block runs clip the "
-               "global norm at 1, a detail the chapter leaves unstated", "train.grad_clip=null (pre-norm, warmup)",
-               {"pre_warmup": "norm/pre_warmup_no_clip"}),
-    Hypothesis("post_warmup_batch64", "norm_warmup", ("norm_warmup.post_warmup",),
-               "the chapter trained its twelve-block runs at its shared batch of 64; ours use 32, chosen after the "
-               "batch-64 runs missed this number", "train.batch_size=64 (post-norm, warmup)",
-               {"post_warmup": "norm/post_warmup_batch64"}),
-    # the published measurement ran on another machine of the same kind: measured again here first (the
-    # control), then at one thread, on the same machine
-    Hypothesis("scaling_here", "attention_scaling", ("attention_scaling.ratio_to_4",),
-               "control: the published measurement repeated on this pipeline's machine",
-               "explicit path measured again, 2 threads, on this pipeline's machine",
-               {"explicit": "measure/attention_scaling_threads2"}, control=True),
-    Hypothesis("scaling_one_thread", "attention_scaling", ("attention_scaling.ratio_to_4",),
-               "the last doubling's extra time is two threads sharing memory bandwidth, not the computation",
-               "explicit path measured at 1 thread, on the control's machine", {"explicit": "measure/attention_scaling_threads1"}),
-)
+
+HYPOTHESES = load_hypotheses()
 TRAINED = tuple(h for h in HYPOTHESES if h.trained)
 
 
@@ -176,8 +92,6 @@ FINDINGS = (REPRODUCED, CONSISTENT, CONCLUSION, TOWARD, UNDECIDED, RULED_OUT, FA
     "not run", "control")
 COMES_BACK = (REPRODUCED, CONSISTENT, CONCLUSION)
 SWEEP_BAND, SWEEP_NOWHERE = "fits in a band of rates", "fits at no rate tried"  # the sqrt(d_k) sweep's rows
-TOWARD_SHARE = 0.1  # "moves toward": the distance shrinks by more than this share of itself
-LOG_SPAN = 10.0     # values spanning this factor or more are compared as log ratios
 NOT_ESTABLISHED = "not established"
 
 
@@ -207,96 +121,7 @@ def changes_only_training(run: str) -> bool:
     return set(yaml.safe_load(path.read_text()) or {}) - {"defaults"} <= {"train"}
 
 
-# ---------------------------------------------------------------- values on the right scale
-
-def per_element_mean(s: Sample, f) -> Sample:
-    """f of the value, averaged over its elements (rows, columns), seed by seed: one number per seed."""
-    def over_elements(values: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = f(values)
-        return np.nanmean(out.reshape(-1, out.shape[-1]), axis=0) if out.ndim else out
-
-    sets = {n: over_elements(v) for n, v in s.sets.items()}
-    point = next(iter(sets.values())).mean() if len(sets) == 1 else over_elements(s.point[..., None])[0]
-    shared = over_elements(s.shared) if s.shared is not None else None
-    return Sample(np.asarray(point, dtype=float), sets, shared)
-
-
-def seeds_of_value(s: Sample) -> np.ndarray:
-    """Every number a value takes (its point and each seed's), for the scale."""
-    return np.concatenate([np.ravel(s.point), *(np.ravel(v) for v in s.sets.values())])
-
-
-def log_scale(*values, chapter=None) -> bool:
-    """Compared as log ratios: every value positive, and together with the chapter's they span LOG_SPAN."""
-    numbers = np.concatenate([seeds_of_value(v) for v in values]
-                             + ([np.ravel(np.asarray(chapter, dtype=float))] if is_number_or_array(chapter) else []))
-    numbers = numbers[np.isfinite(numbers)]
-    return bool(len(numbers) and (numbers > 0).all() and numbers.max() / numbers.min() >= LOG_SPAN)
-
-
-def is_number_or_array(x) -> bool:
-    try:
-        return np.asarray(x, dtype=float).size > 0
-    except (TypeError, ValueError):
-        return False
-
-
-def distance(claim: dict, value: Sample, log: bool) -> Sample | None:
-    """How far the value is from the chapter's point, seed by seed (its elements averaged): from its number,
-    relative or absolute as its rule compares (a log ratio on a log scale), or from the rule's threshold (above,
-    below); None where the rule has no distance (an ordering, a threshold read from the table)."""
-    rule = claim["rule"]
-    f = np.log if log else (lambda x: x)
-    if rule["kind"] in ("relative", "absolute") and "to" not in rule and is_number_or_array(claim["chapter"]):
-        target = np.asarray(claim["chapter"], dtype=float)
-
-        def gap(v):
-            t = target.reshape(target.shape + (1,) * (v.ndim - target.ndim))
-            d = np.abs(f(v) - f(t))
-            return d if log or rule["kind"] == "absolute" else d / np.abs(t)
-    elif rule["kind"] in ("above", "below") and is_number(rule.get("than")):
-        sign, than = (1 if rule["kind"] == "above" else -1), float(rule["than"])
-
-        def gap(v):
-            return np.maximum(0.0, sign * (f(than) - f(v)))
-    else:
-        return None
-    return per_element_mean(value, gap)
-
-
-def cut(s: Sample, n: int) -> Sample:
-    """The value on its first n seeds (one seed set)."""
-    (count, values), = s.sets.items()
-    values = values[..., :n]
-    return Sample(values.mean(axis=-1), {n: values} if n > 1 else {}, values)
-
-
-def one_set(s: Sample | None) -> int | None:
-    return next(iter(s.sets)) if s is not None and len(s.sets) == 1 else None
-
-
-def paired_with(before: Sample, under: Sample, paired: bool) -> Sample:
-    """The published value on the hypothesis's seeds where the two are compared seed by seed; else as it is
-    (on all its seeds: a different seed count keeps the two sets apart, Welch)."""
-    n, m = one_set(before), one_set(under)
-    return cut(before, m) if paired and n is not None and m is not None and m < n else before
-
-
-def show_scaled(mean: float, low: float, high: float, log: bool, signed: bool = True) -> str:
-    if log:
-        return f"×{show_number(math.exp(mean))} [{show_number(math.exp(low))}, {show_number(math.exp(high))}]"
-    sign = "+" if signed and mean > 0 else ""
-    return f"{sign}{show_number(mean)} [{show_number(low)}, {show_number(high)}]"
-
-
-def show_distance(d: Sample | None, log: bool, relative: bool) -> str:
-    if d is None:
-        return "–"
-    if log:
-        return f"×{show_number(math.exp(float(d.point)))}"
-    return show(d.point, d.sd()) + (" (relative)" if relative else "")
-
+# ---------------------------------------------------------------- the comparison in words
 
 def comparison_of(margin: Sample, paired: bool) -> str:
     if len(margin.sets) > 1:
@@ -331,11 +156,6 @@ def finding(verdict: str, status: str | None, before: str = "CONTRADICTED") -> s
         return UNDECIDED
     return RULED_OUT
 
-
-def shrinkage(before: Sample, under: Sample) -> Sample:
-    """0.9 × the distance before − the distance under the hypothesis, seed by seed where their seed sets are
-    one, else each on all its seeds (Welch)."""
-    return stats.combine(lambda b, u: (1 - TOWARD_SHARE) * b - u, before, under)
 
 
 def plan_text(margin_pilot: Sample | None, pilot: int, trained: int) -> str:
@@ -408,66 +228,11 @@ def collateral(h: Hypothesis, claims: dict, published: dict, tables: dict) -> li
 
 # ---------------------------------------------------------------- one row
 
-def measure_claim(h: Hypothesis, claims: dict) -> dict | None:
-    """The hypothesis's own quantity as a claim the ledger's rules judge: its value, rule, and the chapter's
-    value (the ratio of the chapter's numbers it names)."""
-    if h.measure is None:
-        return None
-    a, b = (float(claims[c]["chapter"]) for c in h.measure["ratio_of"])
-    # the ratio of two printed numbers, to their four digits (and known to half the last)
-    return {"id": f"{h.id}.measure", "table": h.table, "statement": h.measure["says"],
-            "chapter": float(f"{a / b:.4g}"), "rounding": 1e-4, "value": h.measure["value"], "rule": h.measure["rule"]}
-
-
-@dataclass
-class Compared:
-    """A claim's value and distance from the chapter, published and under the hypothesis, on one scale."""
-    log: bool
-    paired: bool
-    before: Sample
-    under: Sample
-    distance_before: Sample | None
-    distance_under: Sample | None
-
-    @staticmethod
-    def of(claim: dict, published: dict, tables: dict, paired: bool) -> Compared:
-        before, under = (estimate(claim["value"], t, claim["table"]) for t in (published, tables))
-        log = "range" not in claim and log_scale(before, under, chapter=claim["chapter"])  # a bounded share stays linear
-        before = paired_with(before, under, paired)
-        paired = paired and one_set(before) is not None and one_set(before) == one_set(under)
-        return Compared(log, paired, before, under, distance(claim, before, log), distance(claim, under, log))
-
-    def effect(self) -> Sample:
-        """Under − before, on the scale (a log ratio or a difference), elements averaged."""
-        f = np.log if self.log else (lambda x: x)
-        return stats.combine(np.subtract, per_element_mean(self.under, f), per_element_mean(self.before, f))
-
-    def margin(self) -> Sample | None:
-        if self.distance_before is None or self.distance_under is None:
-            return None
-        return shrinkage(self.distance_before, self.distance_under)
-
-
 def looks_of(h: Hypothesis, plans: dict) -> tuple[int, int]:
     """(the looks its runs' seeds had, their pilot seeds) from their plans (one look, 3 pilot seeds without)."""
     planned = [plans[run] for run in h.runs.values() if run in plans]
     return (max((len(p["looks"]) for p in planned), default=1),
             min((int(p["pilot"]) for p in planned), default=h.seeds))
-
-
-def pilot_margin(claim: dict, published: dict, tables: dict, paired: bool, pilot: int) -> Sample | None:
-    """The margin as the hypothesis's pilot seeds left it (the published runs on all their seeds, or on the
-    pilot's where paired)."""
-    under = estimate(claim["value"], tables, claim["table"])
-    if one_set(under) is None or one_set(under) <= pilot:
-        return Compared.of(claim, published, tables, paired).margin()
-    cut_tables = {**tables, claim["table"]: pilot_cut(tables[claim["table"]], pilot)}
-    return Compared.of(claim, published, cut_tables, paired).margin()
-
-
-def pilot_cut(df: pd.DataFrame, pilot: int) -> pd.DataFrame:
-    from attnlab.claims.evaluate import pilot_tables
-    return pilot_tables({"t": df}, pilot)["t"]
 
 
 def not_run_row(h: Hypothesis, claim: dict, before: dict) -> dict:
@@ -481,25 +246,23 @@ def not_run_row(h: Hypothesis, claim: dict, before: dict) -> dict:
 
 def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: dict, plans: dict,
                    claim_looks: dict) -> dict:
-    measured = measure_claim(h, claims)
-    judged = measured or claim
-    before = judge(judged, published, claim_looks.get(claim["id"], 1))
+    before = judge(claim, published, claim_looks.get(claim["id"], 1))
     if not h.trained:
         return not_run_row(h, claim, before)
     tables = {**published, h.table: hypothesis_table(h, inputs, published)}
     looks, pilot = looks_of(h, plans)
     level = stats.level_for(looks)
-    under = judge(judged, tables, looks)
+    under = judge(claim, tables, looks)
     runs = [f"{name}: {run}" for name, run in h.runs.items()] or ["the published runs"]
     row = {"claim": claim["id"], "role": "control" if h.control else "hypothesis", "hypothesis": h.text,
            "setting": h.setting, "experiment": "; ".join(runs),
-           "measure": h.measure["says"] if h.measure else "the claim's value",
+           "measure": "the claim's value",
            "chapter": before["chapter"], "ours_before": before["reproduced"], "verdict_before": before["verdict"],
            "ours_under_hypothesis": under["reproduced"], "seeds": under["seeds"], "verdict": under["verdict"],
            "hypothesis_id": h.id}
     paired = bool(h.read) or all(changes_only_training(run) for run in h.runs.values())
     try:
-        compared = Compared.of(judged, published, tables, paired)
+        compared = Compared.of(claim, published, tables, paired)
     except Missing:
         return {**row, "finding": NOT_MEASURED, "says": f"not measured: the {h.table} table under it lacks what "
                                                        f"{claim['id']} reads"}
@@ -512,7 +275,7 @@ def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: 
     row["distance_shrinks"] = status or "–"
     effect = compared.effect()
     _, e_low, e_high = stats.sample_interval(effect, level)
-    relative = judged["rule"]["kind"] == "relative" and not compared.log
+    relative = claim["rule"]["kind"] == "relative" and not compared.log
     row.update(scale="log ratio" if compared.log else "difference",
                comparison=comparison_of(margin if margin is not None else effect, compared.paired),
                level=f"{level * 100:.4g} %",
@@ -529,8 +292,8 @@ def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: 
             if not all(any(keep(p) for p in inputs[f"{h.id}:{name}"]) for name in h.runs):
                 raise Missing("every seed has a run that failed")
             fit = {**published, h.table: hypothesis_table(h, inputs, published, keep)}
-            kept = judge(judged, fit, looks)
-            kept_compared = Compared.of(judged, published, fit, paired)
+            kept = judge(claim, fit, looks)
+            kept_compared = Compared.of(claim, published, fit, paired)
             kept_margin = kept_compared.margin()
             kept_status = None
             if kept_margin is not None:
@@ -551,7 +314,7 @@ def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: 
     if h.control:
         found = CONTROL
     row.update(finding=found, also_broke="; ".join(also) or "nothing the table shows", conditioned=conditioned,
-               seeds_planned=plan_text(pilot_margin(judged, published, tables, paired, pilot), pilot,
+               seeds_planned=plan_text(pilot_margin(claim, published, tables, paired, pilot), pilot,
                                        int(under["seeds"] or 0)) if margin is not None and not h.control else "–",
                seeds_to_decide=to_decide_text(found, margin, stats.level_for(looks + 1)) if margin is not None else "")
     row["says"] = says(row, h, compared)
@@ -561,7 +324,6 @@ def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: 
 def says(row: dict, h: Hypothesis, compared: Compared) -> str:
     """The finding in words, from the row's numbers."""
     found = row["finding"]
-    measure = f"{h.measure['says']}: " if h.measure else ""
     if np.size(compared.before.point) > 1:  # a list: its elements' mean, seed by seed
         values = [per_element_mean(v, lambda x: x) for v in (compared.before, compared.under)]
         shown = [f"mean over its {np.size(compared.before.point)} elements {show(values[0].point, values[0].sd())}",
@@ -569,7 +331,7 @@ def says(row: dict, h: Hypothesis, compared: Compared) -> str:
     else:
         shown = [row["ours_before"], row["ours_under_hypothesis"]]
     level = f", {row['level']} interval" if compared.before.sets or compared.under.sets else ""
-    change = (f"{measure}{shown[0]} → {shown[1]} against the chapter's {row['chapter']}; "
+    change = (f"{shown[0]} → {shown[1]} against the chapter's {row['chapter']}; "
               f"the {row['scale']} changes by {row['effect']} ({row['comparison']}{level})")
     if compared.distance_before is not None:
         change += f"; the distance from the chapter {row['gap_before']} → {row['gap_under_hypothesis']}"
