@@ -26,7 +26,7 @@ def claim(rule, value, chapter=1.0, conclusion=None, table="t"):
 
 
 def verdict(c, tables=None):
-    return C.judge(c, {"t": LADDER} if tables is None else tables)["verdict"]
+    return C.judge(c, {"t": LADDER} if tables is None else tables).verdict
 
 
 def ppl(row):
@@ -65,8 +65,8 @@ def test_a_failing_conclusion_contradicts_even_a_matching_number():
     c = claim({"kind": "relative", "tolerance": 0.02}, {"difference": [ppl(2), ppl(1)]}, chapter=180,
               conclusion={"kind": "between", "low": 3, "high": 3.5, "value": {"ratio": [ppl(2), ppl(1)]}})
     row = C.judge(c, {"t": LADDER})
-    assert row["verdict"] == "CONTRADICTED" and row["reproduced"] == "180"
-    assert "conclusion FAILS on 4" in row["note"] and row["number"] == "MATCH" and row["conclusion"] == "FAILS"
+    assert row.verdict == "CONTRADICTED" and row.reproduced == "180"
+    assert "conclusion FAILS on 4" in row.note and row.number == "MATCH" and row.conclusion == "FAILS"
 
 
 def test_absolute_tolerance_fails_outside():
@@ -130,11 +130,11 @@ def test_a_bound_is_judged_by_the_means_interval_which_more_seeds_narrow():
     between = claim({"kind": "between", "low": 37.5, "high": 38.5}, {"column": "w"}, chapter="38 ± 0.5")
     # 38.1 ± 0.4: three seeds' interval (±1.0) reaches past the edge 38.5; ten seeds' (±0.29) does not
     three = C.judge(between, one_row(38.1, 0.4, 3))
-    assert three["verdict"] == "INCONCLUSIVE" and three["seeds"] == 3
+    assert three.verdict == "INCONCLUSIVE" and three.seeds == 3
     # 80 % power at the next look's level (97.5 %): the margin 0.4 (= 1 sd) clears 0 once √n − t(0.9875, n − 1)
     # reaches 0.84: n = 12
-    assert three["plan"] == "12 seeds per row" and "about 12 seeds per row would decide it" in three["note"]
-    assert C.judge(between, one_row(38.1, 0.4, 10))["verdict"] == "MATCH"
+    assert three.plan == "12 seeds per row" and "about 12 seeds per row would decide it" in three.note
+    assert C.judge(between, one_row(38.1, 0.4, 10)).verdict == "MATCH"
     # an interval wholly outside the bounds is a miss, however wide the spread
     assert verdict(claim({"kind": "between", "low": 35.5, "high": 36.5}, {"column": "w"}, "36"),
                    one_row(38.1, 0.4, 3)) == "CONTRADICTED"
@@ -146,22 +146,22 @@ def test_a_printed_number_is_judged_as_one_run_against_ours():
     seeds shows agreement to ±0.105 with one run that spreads ±0.3 (below 1.645 sd): UNRESOLVED, with its band."""
     rule = {"kind": "absolute", "tolerance": 0.1}
     row = C.judge(claim(rule, {"column": "w"}, chapter=0.49), one_row(0.647, 0.274, 5))
-    assert row["interval"] == "[0.3068, 0.9872]"  # the mean's: 0.647 ± 2.776 · 0.274 / √5
-    assert row["verdict"] == row["number"] == "UNRESOLVED" and row["reproduced"] == "0.647 ± 0.274"
-    assert row["conclusion"] == "NO CONCLUSION"
-    assert row["margin"] == "Δ 1.5 tol ± 7.9 (one run)"  # 0.157 / 0.105; 2.776 · 0.274 · √1.2 / 0.105
+    assert row.interval == "[0.3068, 0.9872]"  # the mean's: 0.647 ± 2.776 · 0.274 / √5
+    assert row.verdict == row.number == "UNRESOLVED" and row.reproduced == "0.647 ± 0.274"
+    assert row.conclusion == "NO CONCLUSION"
+    assert row.margin == "Δ 1.5 tol ± 7.9 (one run)"  # 0.157 / 0.105; 2.776 · 0.274 · √1.2 / 0.105
     # accepts 0.647 ± (0.105 + 2.776 · 0.274 · √1.2); catches 0.105 + (2.776 + 0.8416) · 0.274 · √1.2 (4.3 sd)
-    assert row["band"] == "accepts [-0.2914, 1.585]; catches a shift of 1.191 (4.3 sd) 80 % of the time"
+    assert row.band == "accepts [-0.2914, 1.585]; catches a shift of 1.191 (4.3 sd) 80 % of the time"
     # a tolerance one run can resolve (0.105 ≥ 1.645 · 0.02), the chapter on its edge: no count decides it
     edge = C.judge(claim(rule, {"column": "w"}, chapter=0.795), one_row(0.9, 0.02, 30))
-    assert edge["verdict"] == "CONSISTENT" and edge["plan"] == "", edge
+    assert edge.verdict == "CONSISTENT" and edge.plan == "", edge
     far = C.judge(claim(rule, {"column": "w"}, chapter=0.2), one_row(0.9, 0.01, 5))
-    assert far["verdict"] == "CONTRADICTED"
+    assert far.verdict == "CONTRADICTED"
     near = C.judge(claim(rule, {"column": "w"}, chapter=0.9), one_row(0.91, 0.01, 5))
-    assert near["verdict"] == "MATCH"  # 0.01 ± 2.132 · 0.01 · √1.2 inside ±0.105
+    assert near.verdict == "MATCH"  # 0.01 ± 2.132 · 0.01 · √1.2 inside ±0.105
     # undecided, and more seeds could decide it: INCONCLUSIVE with its plan
     edge = C.judge(claim(rule, {"column": "w"}, chapter=0.85), one_row(0.9, 0.02, 3))
-    assert edge["verdict"] == "INCONCLUSIVE" and edge["plan"].endswith("seeds per row")
+    assert edge.verdict == "INCONCLUSIVE" and edge.plan.endswith("seeds per row")
     # one value (an analytic table): its own interval, the tolerance as written
     assert verdict(claim(rule, {"column": "w"}, chapter=0.2), {"t": pd.DataFrame({"w": [0.305]})}) == "CONTRADICTED"
     assert verdict(claim(rule, {"column": "w"}, chapter=0.2), {"t": pd.DataFrame({"w": [0.29]})}) == "MATCH"
@@ -204,8 +204,8 @@ def test_differences_are_taken_seed_by_seed():
     # rows of different counts pair on the seeds they share (0, 1, 2); the estimate keeps every seed of both
     fewer = {"t": seeded(LADDER, "held_out_ppl", [[60.0] * 5, row2, row3[:3], [61.0] * 5])}
     judged = C.judge(claim({"kind": "above", "than": 1.0}, gap, chapter="> 1"), fewer)
-    assert judged["seeds"] == 3 and judged["verdict"] == "MATCH"
-    assert judged["reproduced"].startswith(C.render.show_number(row2.mean() - row3[:3].mean()))
+    assert judged.seeds == 3 and judged.verdict == "MATCH"
+    assert judged.reproduced.startswith(C.render.show_number(row2.mean() - row3[:3].mean()))
     # ... in bounds too: row 3 (three seeds) below row 2 (five seeds) by 2 — decided, paired
     below = claim({"kind": "below", "than": ppl(2)}, ppl(3), chapter="<")
     assert verdict(below, seeds) == "MATCH" and verdict(below, fewer) == "MATCH"
@@ -221,15 +221,15 @@ def test_an_outcome_that_splits_across_seeds_is_judged_on_its_share():
         return C.judge(claim(rule, street_largest, "street largest"), {"t": table})
 
     split = judged([0.9, 0.9, 0.9, 0.1, 0.1])  # the mean lead (0.28) clears 0.1, but 2 of 5 seeds do not
-    assert split["verdict"] == "CONSISTENT" and split["seed_share"] == "3/5"  # the chapter's model: a plausible draw
-    assert judged([0.9] * 5)["verdict"] == "MATCH" and judged([0.9] * 5)["seed_share"] == "5/5"
-    assert judged([0.9] * 9 + [0.1])["verdict"] == "MATCH"  # 9 of 10: clearly most models
+    assert split.verdict == "CONSISTENT" and split.seed_share == "3/5"  # the chapter's model: a plausible draw
+    assert judged([0.9] * 5).verdict == "MATCH" and judged([0.9] * 5).seed_share == "5/5"
+    assert judged([0.9] * 9 + [0.1]).verdict == "MATCH"  # 9 of 10: clearly most models
     # the chapter showed one model: an outcome in a tenth of our seeds is a minority outcome, not a contradiction
     minority = judged([0.9] * 25 + [0.1] * 183)
-    assert minority["verdict"] == "CONSISTENT" and minority["margin"] == "a minority outcome, 25 of 208 seeds"
-    assert judged([0.1] * 5)["verdict"] == "CONSISTENT"  # 0 of 5: five seeds cannot call it rare
+    assert minority.verdict == "CONSISTENT" and minority.margin == "a minority outcome, 25 of 208 seeds"
+    assert judged([0.1] * 5).verdict == "CONSISTENT"  # 0 of 5: five seeds cannot call it rare
     rare = judged([0.9] + [0.1] * 207)  # Wilson's upper bound of 1/208 is below 5 %
-    assert rare["verdict"] == "CONTRADICTED" and rare["margin"] == "a rare outcome, 1 of 208 seeds"
+    assert rare.verdict == "CONTRADICTED" and rare.margin == "a rare outcome, 1 of 208 seeds"
 
 
 def test_a_necessary_outcome_is_refuted_by_the_seeds_where_it_fails():
@@ -240,11 +240,11 @@ def test_a_necessary_outcome_is_refuted_by_the_seeds_where_it_fails():
     def judged(d):
         return C.judge(c, {"t": seeded(pd.DataFrame({"k": [0]}), "d", [d])})
 
-    assert judged([0.0] * 100)["verdict"] == "MATCH"
+    assert judged([0.0] * 100).verdict == "MATCH"
     # its mean is 0 (the differences cancel), but it fails in half the seeds
     refuted = judged([0.2, -0.2] * 50)
-    assert refuted["verdict"] == "CONTRADICTED" and refuted["seed_share"] == "0/100"
-    assert judged([0.0] * 98 + [0.2, -0.2])["verdict"] == "CONSISTENT"  # 2 of 100: not shown rare, nor many
+    assert refuted.verdict == "CONTRADICTED" and refuted.seed_share == "0/100"
+    assert judged([0.0] * 98 + [0.2, -0.2]).verdict == "CONSISTENT"  # 2 of 100: not shown rare, nor many
 
 
 def test_exact_checks_ignore_the_seeds():
@@ -273,20 +273,20 @@ def test_one_seed_or_no_spread_judges_no_miss():
     rule = {"kind": "relative", "tolerance": 0.01}
     one_seed = seeded(pd.DataFrame({"k": [0]}), "w", [[50.0]])  # a trained table with one seed
     row = C.judge(claim(rule, {"column": "w"}, chapter=60.0), {"t": one_seed})
-    assert row["kind"] == "trained" and row["verdict"] == "NOT JUDGED" and "no spread" in row["note"]
+    assert row.kind == "trained" and row.verdict == "NOT JUDGED" and "no spread" in row.note
     agree = C.judge(claim(rule, {"column": "w"}, chapter=60.0), {"t": seeded(pd.DataFrame({"k": [0]}), "w", [[50.0] * 5])})
-    assert agree["verdict"] == "NOT JUDGED"
-    assert C.judge(claim(rule, {"column": "w"}, chapter=50.2), {"t": one_seed})["verdict"] == "MATCH"
+    assert agree.verdict == "NOT JUDGED"
+    assert C.judge(claim(rule, {"column": "w"}, chapter=50.2), {"t": one_seed}).verdict == "MATCH"
 
 
 def test_margins_read_in_tolerances_with_their_interval_or_past_the_bound():
     rule = {"kind": "relative", "tolerance": 0.01}
-    assert C.judge(claim(rule, ppl(1), chapter=59.7), {"t": LADDER})["margin"] == "0.5 tol"  # 0.3 of 0.597
+    assert C.judge(claim(rule, ppl(1), chapter=59.7), {"t": LADDER}).margin == "0.5 tol"  # 0.3 of 0.597
     # one run of the chapter's: Δ = 0.3 over 0.597 + 0.05 (half of the printed 0.1), ± t(0.975, 2) · 0.3 · √(4/3)
-    assert C.judge(claim(rule, {"column": "w"}, chapter=59.7), one_row(60.0, 0.3, 3))["margin"] == "Δ 0.46 tol ± 2.3 (one run)"
+    assert C.judge(claim(rule, {"column": "w"}, chapter=59.7), one_row(60.0, 0.3, 3)).margin == "Δ 0.46 tol ± 2.3 (one run)"
     above = C.judge(claim({"kind": "above", "than": 50}, {"column": "w"}, ">"), one_row(60.0, 2.0, 3))
-    assert above["margin"] == "clears by 10 ± 4.968"
-    assert C.judge(claim({"kind": "exact"}, ppl(1), chapter=61.0), {"t": LADDER})["margin"] == "off by 1"
+    assert above.margin == "clears by 10 ± 4.968"
+    assert C.judge(claim({"kind": "exact"}, ppl(1), chapter=61.0), {"t": LADDER}).margin == "off by 1"
 
 
 def test_a_text_cell_is_read_as_a_fact():
@@ -304,7 +304,7 @@ def test_missing_table_row_and_column():
     assert verdict(claim(rule, ppl(1), table="absent")) == "MISSING"
     assert verdict(claim(rule, ppl(9))) == "MISSING"
     row = C.judge(claim(rule, {"column": "nope", "where": {"row": 1}}), {"t": LADDER})
-    assert row["verdict"] == "MISSING" and "held_out_ppl" in row["note"]  # names the columns there are
+    assert row.verdict == "MISSING" and "held_out_ppl" in row.note  # names the columns there are
     assert verdict(claim(rule, {"column": "held_out_ppl", "where": {"model": "x"}})) == "MISSING"
 
 
@@ -320,7 +320,7 @@ def test_loglog_slope_and_last_skip_out_of_memory_rows():
     slope = {"column": "ms", "reduce": "loglog_slope", "x": "tokens", "last": 3}
     assert verdict(claim({"kind": "absolute", "tolerance": 1e-9}, slope, chapter=2.0), {"t": scaling}) == "MATCH"
     last = {"column": "ms", "reduce": "last"}
-    assert C.judge(claim({"kind": "exact"}, last, chapter=192), {"t": scaling})["verdict"] == "MATCH"
+    assert C.judge(claim({"kind": "exact"}, last, chapter=192), {"t": scaling}).verdict == "MATCH"
 
 
 # ---------------------------------------------------------------- the claims file
@@ -494,9 +494,9 @@ def test_two_outcomes_are_split_at_their_widest_gap_and_judged_on_the_nearest():
     c["modes"] = 2
     C.validate_claim(c)
     row = C.judge(c, one_row_of([17.0, 6.5, 16.5, 7.0, 17.5, 6.0, 16.0]))
-    assert row["reproduced"] == "two modes: 6.5 ± 0.5 in 3 of 7 seeds; 16.75 ± 0.65 in 4 of 7 seeds"
-    assert row["seed_share"] == "4/7" and row["number"] != "CONTRADICTED"
-    assert C.judge({**c, "chapter": 0.0}, one_row_of([17.0, 6.5, 16.5, 7.0, 17.5, 6.0, 16.0]))["number"] == "CONTRADICTED"
+    assert row.reproduced == "two modes: 6.5 ± 0.5 in 3 of 7 seeds; 16.75 ± 0.65 in 4 of 7 seeds"
+    assert row.seed_share == "4/7" and row.number != "CONTRADICTED"
+    assert C.judge({**c, "chapter": 0.0}, one_row_of([17.0, 6.5, 16.5, 7.0, 17.5, 6.0, 16.0])).number == "CONTRADICTED"
 
 
 def one_row_of(seeds):

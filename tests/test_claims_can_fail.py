@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from attnlab import claims as C
-from attnlab.claims.evaluate import estimate
+from attnlab.claims.read import estimate
 from attnlab.claims.rules import rounding
 from attnlab.tables import SEEDS_SUFFIX, per_seed
 
@@ -618,9 +618,9 @@ def test_a_claim_fails_where_the_chapters_point_is_false_and_matches_where_it_ho
     false_world = C.judge(claim, edited(quick_tables, claim, fails))
     # never passed; CONTRADICTED unless the edited world gives the claim no spread, too few seeds to call an
     # outcome of one model rare, or a device that cannot measure it — and then its verdict says which
-    assert false_world["verdict"] in ("CONTRADICTED", *NOT_DECIDABLE), false_world
+    assert false_world.verdict in ("CONTRADICTED", *NOT_DECIDABLE), false_world
     true_world = C.judge(claim, edited(quick_tables, claim, holds))
-    assert true_world["verdict"] not in ("CONTRADICTED", "CONCLUSION HOLDS", "MISSING"), true_world
+    assert true_world.verdict not in ("CONTRADICTED", "CONCLUSION HOLDS", "MISSING"), true_world
 
 
 @pytest.mark.parametrize("claim_id", [
@@ -628,7 +628,7 @@ def test_a_claim_fails_where_the_chapters_point_is_false_and_matches_where_it_ho
     "winograd_adjectives.crosser",  # 0.68 on "animal", 0.11 on the adjective
 ])
 def test_the_issues_examples_are_not_a_match_on_todays_quick_tables(claim_id, quick_tables):
-    assert C.judge(CLAIMS[claim_id], quick_tables)["verdict"] not in ("MATCH", "CONCLUSION HOLDS")
+    assert C.judge(CLAIMS[claim_id], quick_tables).verdict not in ("MATCH", "CONCLUSION HOLDS")
 
 
 @pytest.mark.parametrize("claim_id", list(JUST_PAST))
@@ -638,7 +638,7 @@ def test_no_claim_holds_just_past_the_chapters_wording(claim_id, quick_tables):
     for put in JUST_PAST[claim_id]:
         assert (put.table, put.column) in read, f"{claim_id}: {put.table}.{put.column} is not read by the claim"
     judged = C.judge(claim, edited(quick_tables, claim, JUST_PAST[claim_id]))
-    assert judged["verdict"] not in ("MATCH", "CONCLUSION HOLDS", "MISSING"), judged
+    assert judged.verdict not in ("MATCH", "CONCLUSION HOLDS", "MISSING"), judged
 
 
 def measured_once(tables: dict) -> dict:
@@ -653,16 +653,16 @@ def test_a_timing_measured_once_is_not_judged(claim_id, quick_tables):
     """A claim on a timing read from one median per size is INCONCLUSIVE until the table gives five repeats, and
     says so; the published table's five repeats are judged."""
     judged = C.judge(CLAIMS[claim_id], measured_once(quick_tables))
-    assert judged["verdict"] == "INCONCLUSIVE" and judged["plan"] == "5 repeated timings per size", judged
-    assert "judged on at least 5 repeated measurements" in judged["note"]
-    assert "repeated measurements" not in C.judge(CLAIMS[claim_id], quick_tables)["note"]
+    assert judged.verdict == "INCONCLUSIVE" and judged.plan == "5 repeated timings per size", judged
+    assert "judged on at least 5 repeated measurements" in judged.note
+    assert "repeated measurements" not in C.judge(CLAIMS[claim_id], quick_tables).note
 
 
 @pytest.mark.parametrize("claim_id", list(SPLIT_ACROSS_SEEDS))
 def test_an_outcome_that_holds_in_some_seeds_only_is_not_a_match(claim_id, quick_tables):
     claim = CLAIMS[claim_id]
     judged = C.judge(claim, edited(quick_tables, claim, SPLIT_ACROSS_SEEDS[claim_id]))
-    assert judged["verdict"] not in ("MATCH", "CONCLUSION HOLDS") and "2/3" in judged["seed_share"].split(" · "), judged
+    assert judged.verdict not in ("MATCH", "CONCLUSION HOLDS") and "2/3" in judged.seed_share.split(" · "), judged
 
 
 def test_a_mean_of_one_hot_heads_near_the_chapters_number_is_no_seeds_model(quick_tables):
@@ -671,7 +671,7 @@ def test_a_mean_of_one_hot_heads_near_the_chapters_number_is_no_seeds_model(quic
     claim = CLAIMS["winograd_attention.block2_tired"]
     judged = C.judge(claim, edited(quick_tables, claim, attention({"adjective": "tired", "block": 2},
                                                                   adj=([1.0, 0.75, 1.0, 0.75], None))))
-    assert judged["verdict"] != "MATCH" and judged["seed_share"].startswith("2/4"), judged
+    assert judged.verdict != "MATCH" and judged.seed_share.startswith("2/4"), judged
 
 
 def test_per_seed_is_true_or_absent():

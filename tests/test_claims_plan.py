@@ -6,7 +6,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from attnlab import claims as C
-from attnlab.claims.evaluate import estimate, seed_plans
+from attnlab.claims.evaluate import seed_plans
+from attnlab.claims.read import estimate
 from attnlab.claims.rules import PIPELINE_FILE, load_looks, load_plans
 
 PROFILE = OmegaConf.load(C.ROOT / "configs" / "profile" / "full.yaml")

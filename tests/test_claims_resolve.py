@@ -6,7 +6,8 @@ import numpy as np
 
 from attnlab import claims as C
 from attnlab.claims import stats
-from attnlab.claims.evaluate import estimate, seeded, uses_lead
+from attnlab.claims.evaluate import seeded
+from attnlab.claims.read import estimate, uses_lead
 from attnlab.claims.rules import rounding
 from attnlab.claims.stats import Sample
 
@@ -61,7 +62,7 @@ def test_a_chapter_far_from_our_mean_is_contradicted_by_its_number(full_tables):
         scale = 1 / (1 - rule["tolerance"]) if rule["kind"] == "relative" and mean > 0 else 1.0
         far = (mean + (tolerance_at(claim, mean) + 4 * float(spread))) * scale
         row = C.judge({**claim, "chapter": far}, full_tables)
-        found.append((claim["id"], row["number"], row["band"]))
+        found.append((claim["id"], row.number, row.band))
     contradicted = [f for f in found if f[1] == "CONTRADICTED"]
     assert len(contradicted) >= 0.8 * len(found), found
     assert all(number in ("UNRESOLVED", "INCONCLUSIVE", "NOT JUDGED") and band
@@ -95,8 +96,8 @@ def test_a_cost_of_two_outcomes_is_judged_against_the_nearest_mode(full_tables):
     with its share, and a chapter that printed no cost at all is contradicted by its number."""
     claim = next(c for c in CLAIMS if c["id"] == "scale_training.dk256_cost")
     row = C.judge(claim, full_tables)
-    assert row["reproduced"].startswith("two modes: ") and row["reproduced"].count(" of 21 seeds") == 2
-    assert C.judge({**claim, "chapter": 0}, full_tables)["number"] == "CONTRADICTED"
+    assert row.reproduced.startswith("two modes: ") and row.reproduced.count(" of 21 seeds") == 2
+    assert C.judge({**claim, "chapter": 0}, full_tables).number == "CONTRADICTED"
 
 
 def test_an_outcome_of_one_of_our_seeds_as_the_chapters_model_is_rarely_contradicted(full_tables):

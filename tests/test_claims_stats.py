@@ -19,7 +19,8 @@ from scipy import stats as scipy_stats
 
 from attnlab import claims as C
 from attnlab.claims import stats
-from attnlab.claims.evaluate import select, show_interval
+from attnlab.claims.evaluate import show_interval
+from attnlab.claims.read import select
 from attnlab.claims.render import show_number
 from attnlab.claims.rules import Printed, is_number, load_looks, load_plans
 from attnlab.claims.stats import Sample
@@ -92,7 +93,7 @@ def test_the_ledger_judges_a_printed_number_as_one_draw():
     rng = np.random.default_rng(7)
     for tolerance, verdicts in ((1.0, {"UNRESOLVED"}), (3.0, {"MATCH", "CONSISTENT", "INCONCLUSIVE"})):
         found = [C.judge(printed(float(rng.normal(38.0, 1.0)), tolerance),
-                         table({1: rng.normal(38.0, 1.0, 30)}))["verdict"] for _ in range(40)]
+                         table({1: rng.normal(38.0, 1.0, 30)})).verdict for _ in range(40)]
         assert set(found) - {"CONTRADICTED"} <= verdicts and found.count("CONTRADICTED") <= 3, found
     assert found.count("MATCH") >= 24, found
 
@@ -108,7 +109,7 @@ def test_the_one_run_spread_keeps_its_one_over_n_term():
     assert float(spread) == pytest.approx(np.sqrt(1 + 1 / 3)) and float(df) == 2
 
     def verdict(delta):
-        return C.judge(printed(50.0 - delta, 10.0), table({1: 50.0 + seeds}))["verdict"]
+        return C.judge(printed(50.0 - delta, 10.0), table({1: 50.0 + seeds})).verdict
 
     assert verdict(6.5) == "MATCH" and verdict(6.8) != "MATCH" and verdict(-6.8) != "MATCH"
     assert verdict(14.6) != "CONTRADICTED" and verdict(15.1) == "CONTRADICTED" and verdict(-15.1) == "CONTRADICTED"
@@ -145,12 +146,12 @@ def test_the_ledger_judges_a_row_with_looks_at_the_corrected_level():
              "rule": {"kind": "above", "than": 37.0}}
     seeds = {1: 38.0 + np.array([-1.0, 0.0, 1.0, 0.5, -0.5, 0.2, -0.2, 0.8, -0.8, 0.0])}
     one, five = C.judge(bound, table(seeds)), C.judge(bound, table(seeds), looks=5)
-    assert one["looks"] == 1 and five["looks"] == 5
-    low = float(one["interval"].strip("[]").split(",")[0])
+    assert one.looks == 1 and five.looks == 5
+    low = float(one.interval.strip("[]").split(",")[0])
     assert low == pytest.approx(38.0 - scipy_stats.t.ppf(0.975, 9) * seeds[1].std(ddof=1) / np.sqrt(10), abs=0.006)
-    low5 = float(five["interval"].strip("[]").split(",")[0])
+    low5 = float(five.interval.strip("[]").split(",")[0])
     assert low5 == pytest.approx(38.0 - scipy_stats.t.ppf(0.995, 9) * seeds[1].std(ddof=1) / np.sqrt(10), abs=0.006)
-    assert one["verdict"] == "MATCH" and five["verdict"] == "MATCH"
+    assert one.verdict == "MATCH" and five.verdict == "MATCH"
 
 
 # ---------------------------------------------------------------- all the seeds: paired or Welch
@@ -165,10 +166,10 @@ def test_rows_pair_on_the_seeds_they_share_whatever_their_counts():
     luck = rng.normal(0, 2.0, 12)
     first, second = 40 + luck + rng.normal(0, 0.2, 12), 37 + luck + rng.normal(0, 0.2, 12)
     paired = C.judge(gain, table({1: first[:10], 2: second[:10]}))
-    assert paired["verdict"] == "MATCH" and paired["seeds"] == 10 and paired["seed_sets"] == ""
+    assert paired.verdict == "MATCH" and paired.seeds == 10 and paired.seed_sets == ""
     more = C.judge(gain, table({1: first, 2: second[:10]}))  # 12 seeds against 10
-    assert more["seeds"] == 10 and more["verdict"] == "MATCH"
-    assert more["reproduced"].startswith(show_number(first.mean() - second[:10].mean()))
+    assert more.seeds == 10 and more.verdict == "MATCH"
+    assert more.reproduced.startswith(show_number(first.mean() - second[:10].mean()))
     difference, low, high = stats.difference_interval(first, second[:10])  # unpaired, Welch would not decide it
     assert low < 2.0
 
@@ -239,7 +240,7 @@ def redrawn_contradictions(tables: dict, claims: list[dict], draws: int, rng) ->
             shifted.loc[rows.index, column] = ";".join(repr(float(v)) for v in seeds - seeds.mean() + ours)
             shifted.loc[rows.index, node["column"]] = ours
             verdict = C.judge(claim, {**tables, node.get("table", claim["table"]): shifted},
-                              looks.get(claim["id"], 1))["verdict"]
+                              looks.get(claim["id"], 1)).verdict
             judged, contradicted = judged + 1, contradicted + (verdict == "CONTRADICTED")
     return count, judged, contradicted
 

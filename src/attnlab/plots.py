@@ -28,7 +28,7 @@ import pandas as pd  # noqa: E402
 
 from attnlab import style  # noqa: E402
 from attnlab.claims import Missing, load_claims  # noqa: E402
-from attnlab.claims.evaluate import select  # noqa: E402
+from attnlab.claims.read import select  # noqa: E402
 from attnlab.claims.rules import is_number  # noqa: E402
 from attnlab.tables import VARIANT, load_families, own_rows, parse_named, registry  # noqa: E402
 

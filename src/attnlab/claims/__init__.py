@@ -16,7 +16,9 @@ interval, the seed sets read, the looks its rows had (configs/pipeline.yaml's se
 corrected for them) and, for an INCONCLUSIVE claim, the seeds that would decide it with 80 % power.
 
 rules     the claims file: vocabulary, validation; the verdicts' definitions; the seed plans
-evaluate  reading values per seed out of tables, checks, verdicts
+read      reading a claim's value per seed out of the tables (its expression)
+evaluate  checks and verdicts (judge: a Judgement, the ledger's row), the ledger, seed plans
+compare   a value under a changed setting against the published one (the contradictions table's statistics)
 stats     intervals, decisions, and the seeds that would decide
 render    text, Markdown, HTML and the README section
 cli       the command line (python -m attnlab.claims: check, plan, readme)
@@ -24,7 +26,8 @@ plot      the claims plot: every numeric claim as ours ÷ chapter (python -m att
 """
 
 from attnlab.claims.cli import main
-from attnlab.claims.evaluate import Missing, evaluate, judge, ledger, load_tables
+from attnlab.claims.evaluate import judge, ledger
+from attnlab.claims.read import Missing, evaluate, load_tables
 from attnlab.claims.render import README_END, README_START, summary_line
 from attnlab.claims.rules import CLAIMS_FILE, ROOT, VERDICTS, ClaimsError, load_claims, validate_claim
 

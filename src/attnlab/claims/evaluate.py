@@ -1,199 +1,24 @@
-"""Reading a claim's value out of the tables, checking it, and the verdict.
-
-Every value is read per seed (`<col>_seeds`, in seed order; a cell without it is one value) into a
-stats.Sample: rows of one seed set pair seed by seed, rows of different sets stay apart (Welch), and
-reductions over rows are taken seed by seed; attnlab.claims.stats says how each check decides.
+"""Checking a claim's value (claims.read reads it out of the tables) and the verdict: `judge` gives one claim's
+Judgement (the ledger's row), `ledger` every claim's; attnlab.claims.stats says how each check decides.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
 from attnlab.claims import stats
+from attnlab.claims.read import Missing, columns_read, estimate, uses_lead
 from attnlab.claims.render import describe_check, describe_claim, show, show_chapter, show_number
-from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, NUMBER_VERDICTS, ROOT, READ_OPERATORS,
-                                  TARGET_CHECKS, ClaimsError, is_number, load_looks, overall_verdict, rounding)
+from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, NUMBER_VERDICTS, ROOT, TARGET_CHECKS, ClaimsError,
+                                  load_looks, overall_verdict, rounding)
 from attnlab.claims.stats import Sample
-from attnlab.tables import SEEDS_SUFFIX, own_rows, per_seed
+from attnlab.tables import SEEDS_SUFFIX, per_seed
 
 MIN_REPEATS = 5  # a timing is judged on at least this many repeated measurements
-
-
-class Missing(Exception):
-    """A table, row or column a claim reads was not produced."""
-
-
-# ---------------------------------------------------------------- reading values out of tables
-
-def load_tables(paths) -> dict[str, pd.DataFrame]:
-    """Table CSVs by id (the file's stem); a variant's without the published rows it shows beside its own."""
-    return {Path(p).stem: own_rows(pd.read_csv(p)) for p in paths}
-
-
-def select(df: pd.DataFrame, where: dict, table_id: str) -> pd.DataFrame:
-    mask = pd.Series(True, index=df.index)
-    for col, want in (where or {}).items():
-        if col not in df.columns:
-            raise Missing(f"{table_id}: no column {col!r} to select rows by (has {list(df.columns)})")
-        if is_number(want):
-            mask &= np.isclose(pd.to_numeric(df[col], errors="coerce"), want, rtol=0, atol=1e-12)
-        else:
-            mask &= df[col].astype(str).str.strip() == str(want)
-    if not mask.any():
-        raise Missing(f"{table_id}: no row where {where}")
-    return df[mask]
-
-
-def require_columns(df: pd.DataFrame, cols: list[str], table_id: str) -> None:
-    absent = [c for c in cols if c not in df.columns]
-    if absent:
-        raise Missing(f"{table_id}: no column {absent[0]!r} (has {list(df.columns)})")
-
-
-def read_cells(df: pd.DataFrame, rows: pd.DataFrame, cols: list[str]) -> list[list[np.ndarray]]:
-    """rows x cols, each cell its seeds' values (one value where the table keeps no seeds). Text such as
-    'out of memory' is NaN."""
-    means = rows[cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    cells = [[np.array([mean]) for mean in row] for row in means]
-    for j, col in enumerate(cols):
-        if f"{col}{SEEDS_SUFFIX}" in df.columns:
-            for i, cell in enumerate(rows[f"{col}{SEEDS_SUFFIX}"]):
-                seeds = per_seed(cell)
-                if seeds:
-                    cells[i][j] = np.array(seeds)
-    return cells
-
-
-def read(node: dict, tables: dict, table_id: str) -> tuple[Sample, np.ndarray | None]:
-    """A `column`, `columns` or `lead` read: (value over seeds, x)."""
-    table_id = node.get("table", table_id)
-    if table_id not in tables:
-        raise Missing(f"table {table_id} not produced")
-    df = tables[table_id]
-    rows = select(df, node.get("where"), table_id)
-    x = None
-    if "x" in node:
-        require_columns(df, [node["x"]], table_id)
-        x = pd.to_numeric(rows[node["x"]], errors="coerce").to_numpy(dtype=float)
-    if "columns" in node:
-        require_columns(df, node["columns"], table_id)
-        cells = read_cells(df, rows, node["columns"])
-        value = Sample.of_cells([c for row in cells for c in row], (len(cells), len(node["columns"])))
-    elif "lead" in node:  # per row and seed: the lead column minus the largest other cell of the row
-        others = [c for c in node["among"] if c != node["lead"]]
-        require_columns(df, [node["lead"], *others], table_id)
-        leads = []
-        for lead, *rest in read_cells(df, rows, [node["lead"], *others]):
-            n = min(c.size for c in (lead, *rest))  # one row: one seed set
-            leads.append(lead[:n] - np.max([c[:n] for c in rest], axis=0))
-        value = Sample.of_cells(leads, (len(leads),))
-    elif "matches" in node:  # a text cell as a fact: 1 where it contains the text, else 0
-        require_columns(df, [node["column"]], table_id)
-        value = Sample.constant(rows[node["column"]].astype(str).str.contains(node["matches"], regex=False)
-                                .to_numpy(float))
-    else:
-        require_columns(df, [node["column"]], table_id)
-        cells = read_cells(df, rows, [node["column"]])
-        value = Sample.of_cells([row[0] for row in cells], (len(cells),))
-    if value.point.shape[:1] == (1,) and "reduce" not in node:  # one row: a number, several: a list
-        value = Sample(value.point[0], {n: v[0] for n, v in value.sets.items()}, value.shared[0])
-    return value, x
-
-
-def uses_lead(node) -> bool:
-    """Does an expression read an outcome per seed — a lead (which weight is the largest), or a cell marked
-    `per_seed` (a head-averaged weight that describes each seed's model, not a mean over models)?"""
-    if isinstance(node, dict):
-        return "lead" in node or node.get("per_seed") is True or any(uses_lead(child) for child in node.values())
-    return isinstance(node, list) and any(uses_lead(child) for child in node)
-
-
-def columns_read(node, table_id: str) -> set[tuple[str, str]]:
-    """(table, column) of every cell an expression (or a list of them, or a check) reads."""
-    found = set()
-    if isinstance(node, dict):
-        table_id = node.get("table", table_id)
-        for key in ("column", "lead"):
-            if key in node:
-                found.add((table_id, node[key]))
-        for col in node.get("columns", []) + node.get("among", []):
-            found.add((table_id, col))
-        for child in node.values():
-            found |= columns_read(child, table_id)
-    elif isinstance(node, list):
-        for child in node:
-            found |= columns_read(child, table_id)
-    return found
-
-
-def estimate(node, tables: dict, table_id: str) -> Sample:
-    """An expression's value over seeds."""
-    if is_number(node):
-        return Sample.constant(float(node))
-    x = None
-    if any(op in node for op in READ_OPERATORS):
-        value, x = read(node, tables, table_id)
-    elif "values" in node:
-        value = stats.stack([estimate(child, tables, table_id) for child in node["values"]])
-    else:
-        op = "ratio" if "ratio" in node else "difference"
-        a, b = (estimate(child, tables, table_id) for child in node[op])
-        if a.point.shape != b.point.shape and a.point.ndim and b.point.ndim:
-            raise ClaimsError(f"{op} of values with shapes {a.point.shape} and {b.point.shape}")
-        value = stats.paired(np.subtract if op == "difference" else np.divide, a, b)
-    if "reduce" in node:
-        value = reduce(node, value, x)
-    return value
-
-
-def evaluate(node, tables: dict, table_id: str) -> np.ndarray:
-    """An expression's value per seed, over the seeds all its rows share (shape (..., seeds); a number has one
-    seed): for readers that need one value per seed (the contradictions table's gaps)."""
-    return estimate(node, tables, table_id).shared
-
-
-def reduce(node: dict, value: Sample, x) -> Sample:
-    """rows -> one value, seed by seed, over the rows that hold a number in every seed."""
-    def rows(a):
-        return a.reshape(-1, a.shape[-1])
-
-    point = value.point.reshape(-1)
-    keep = np.isfinite(point) & np.isfinite(rows(value.shared)).all(axis=1)
-    for values in value.sets.values():
-        keep &= np.isfinite(rows(values)).all(axis=1)
-    if x is not None:
-        keep &= np.isfinite(x) & (x > 0)
-    index = np.flatnonzero(keep)
-    if "last" in node:  # the last n rows that hold a number (e.g. before 'out of memory')
-        index = index[-int(node["last"]):]
-    if len(index) == 0:
-        raise Missing("no finite value to reduce")
-    xs = x[index] if x is not None else None
-
-    def by_seed(a):
-        return reduced(node["reduce"], rows(a)[index], xs)
-
-    sets = {n: by_seed(v) for n, v in value.sets.items()}
-    centre = by_seed(point[:, None])[0] if len(sets) != 1 else next(iter(sets.values())).mean()
-    return Sample(np.asarray(centre), sets, by_seed(value.shared))
-
-
-def reduced(how: str, value: np.ndarray, x) -> np.ndarray:
-    """rows x seeds -> seeds."""
-    if how in ("max", "min", "mean"):
-        return getattr(value, how)(axis=0)
-    if how in ("first", "last"):
-        return value[0 if how == "first" else -1]
-    if how == "range":
-        return value.max(axis=0) - value.min(axis=0)
-    if len(value) < 2 or np.any(value <= 0):
-        raise Missing(f"a log-log slope needs two or more positive values, got {value.mean(axis=1).tolist()}")
-    return np.array([stats.loglog_slope(x, seed) for seed in value.T])  # one fit per seed
 
 
 # ---------------------------------------------------------------- checks
@@ -227,10 +52,6 @@ def overall(statuses) -> str:
         if np.any(statuses == status):
             return status
     return "pass"
-
-
-def chapter_value(claim: dict) -> np.ndarray:
-    return np.asarray(claim["chapter"], dtype=float)[..., None]
 
 
 def run_check(check: dict, value: Sample, claim: dict, tables: dict, judging: Judging = Judging(),
@@ -409,6 +230,42 @@ def gap_text(gap: Sample, tolerance: np.ndarray, judging: Judging) -> str:
 
 # ---------------------------------------------------------------- verdicts
 
+@dataclass
+class Judgement:
+    """One claim judged: the ledger's row (`row()`: its columns, in their order) and, for an INCONCLUSIVE claim,
+    the seeds per row that would decide it."""
+    id: str
+    kind: str                # trained (a value made over seeds) or analytic
+    table: str
+    statement: str
+    chapter: str             # the chapter's value, as printed
+    reproduced: str          # ours: mean ± the sd of one run (a value of two modes: each)
+    rule: str                # the rule, in words
+    headline: bool
+    interval: str            # the mean's interval at the claim's level
+    seeds: int               # the fewest seeds of the rows read
+    seed_sets: str           # the seed counts of the rows read, where they differ
+    looks: int               # the looks its rows had (their level: stats.level_for)
+    seed_share: str          # k/n: seeds in which an outcome holds (a value of two modes: the nearest mode's)
+    plan: str                # what would decide it (more seeds per row, repeated timings), in words
+    band: str                # a one-run number: the chapter values it accepts, the shift it catches
+    number: str              # the number's verdict (rules.NUMBER_VERDICTS)
+    conclusion: str          # the conclusion's (rules.CONCLUSION_VERDICTS, or NO CONCLUSION)
+    verdict: str             # the claim's, from both (rules.overall_verdict)
+    margin: str              # how far the value is from the chapter (or past the bound)
+    note: str                # why, in words
+    reason: str              # configs/claims.yaml's reason, for a claim left CONTRADICTED or INCONCLUSIVE
+    # an INCONCLUSIVE claim: the seeds per row that decide it with 80 % power (None where no count up to
+    # stats.MAX_SEEDS does, or more seeds are not what it needs); 0 for a claim decided
+    to_decide: int | None = field(default=0, repr=False)
+
+    def row(self) -> dict:
+        """The ledger's row."""
+        row = asdict(self)
+        del row["to_decide"]
+        return row
+
+
 def summary(value) -> str:
     """mean ± sd over seeds (a Sample: the sd of one run, every seed set's spread added)."""
     if isinstance(value, Sample):
@@ -484,7 +341,7 @@ def not_measured(claim: dict, tables: dict) -> str:
     return f"not measurable on this device: the chapter's is {need['says']}; this table measured {found}"
 
 
-def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) -> dict:
+def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) -> Judgement:
     """One ledger row: the number's verdict and the conclusion's apart, and the claim's from both
     (rules.overall_verdict). `looks`: how many times the rows it reads had seeds added after reading the ledger (its
     level: stats.level_for); `shortened`: the profile trains a shortened budget, so a trained claim's printed number
@@ -500,8 +357,9 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
            "number": "MISSING", "conclusion": NO_CONCLUSION if "conclusion" not in claim else "MISSING"}
     unmeasured = not_measured(claim, tables)
     if unmeasured:
-        return {**row, "number": "NOT MEASURABLE", "conclusion": NO_CONCLUSION if "conclusion" not in claim else
-                "NOT MEASURABLE", "verdict": "NOT MEASURABLE", "margin": "–", "note": unmeasured, "reason": ""}
+        return Judgement(**{**row, "number": "NOT MEASURABLE", "conclusion": NO_CONCLUSION if "conclusion" not in
+                            claim else "NOT MEASURABLE", "verdict": "NOT MEASURABLE", "margin": "–", "note": unmeasured,
+                            "reason": ""})
     try:
         value = estimate(claim["value"], tables, claim["table"])
         row.update(reproduced=summary(value), interval=interval_text(value, judging),
@@ -525,7 +383,7 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
             note = (f"conclusion {CONCLUSION_VERDICTS[concluded.status]}" + (f" on {summary(c_value)}" if read_apart else "")
                     + f": {concluded.margin}")
     except Missing as why:
-        return {**row, "verdict": "MISSING", "margin": "–", "note": str(why), "reason": ""}
+        return Judgement(**row, verdict="MISSING", margin="–", note=str(why), reason="")
     number = NUMBER_VERDICTS[rule.status]
     said = CONCLUSION_VERDICTS[concluded.status] if concluded else NO_CONCLUSION
     if shortened and trained:  # its runs are not the chapter's: no printed number is compared, no failure held
@@ -547,11 +405,13 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
     first = ("a shortened profile: its runs are not the chapter's, so its numbers are not compared with the "
              "chapter's and what fails at its budget is not judged (this profile publishes no multi-seed reference "
              "of its own)" if shortened and trained else "")
+    to_decide = 0
     if judged == "INCONCLUSIVE":
         needed = [o.to_decide for o in undecided if not o.why]
-        if needed and all(needed):
-            row["plan"] = f"{max(needed)} seeds per row"
-            whys.append(f"about {max(needed)} seeds per row would decide it with 80 % power"
+        to_decide = max(needed) if needed and all(needed) else None
+        if to_decide:
+            row["plan"] = f"{to_decide} seeds per row"
+            whys.append(f"about {to_decide} seeds per row would decide it with 80 % power"
                         f" (at the next look's level, {judging.next_level:.3g})")
         elif needed:
             whys.append(f"no count of seeds up to {stats.MAX_SEEDS} decides it with 80 % power at this mean")
@@ -564,7 +424,7 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
         whys.append(f"the number fails its rule ({describe_check(claim['rule'])}): {rule.margin}")
     note = "; ".join(filter(None, [first, note, *whys]))
     reason = claim.get("reason", "") if judged in ("CONTRADICTED", "INCONCLUSIVE") else ""
-    return {**row, "verdict": judged, "margin": rule.margin, "note": note, "reason": reason}
+    return Judgement(**row, verdict=judged, margin=rule.margin, note=note, reason=reason, to_decide=to_decide)
 
 
 def checked(check: dict, value: Sample, claim: dict, tables: dict, judging: Judging, by_share: bool,
@@ -601,7 +461,7 @@ def ledger(claims: list[dict], tables: dict, profile: str, plans: dict | None = 
                 short.setdefault(claim_id, []).append(
                     f"{run}'s plan asks for {plan['power80']} seeds (80 % power from its pilot), {plan['looks'][-1]} trained")
     budget = float(OmegaConf.load(ROOT / "configs" / "profile" / f"{profile}.yaml").get("budget", 1.0))
-    df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1), shortened=budget < 1) for claim in claims])
+    df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1), shortened=budget < 1).row() for claim in claims])
     df["note"] = ["; ".join(filter(None, (note, *short.get(claim_id, []), tried(claim_id, tables))))
                   for claim_id, note in zip(df["id"], df["note"])]
     df["profile"] = profile
@@ -630,11 +490,8 @@ def pilot_plan(claim: dict, tables: dict) -> int | None:
     """The seeds per row a claim needs, judged on pilot tables (pilot_tables) as a plan's one look: the 80 %-power
     count where more seeds could decide it, 0 where it is decided at the pilot or no count would (CONSISTENT),
     None where no count up to stats.MAX_SEEDS decides it."""
-    row = judge(claim, tables, looks=0)
-    if row["verdict"] != "INCONCLUSIVE":
-        return 0
-    count = row["plan"].split(" ", 1)[0]
-    return int(count) if count.isdigit() else None
+    judged = judge(claim, tables, looks=0)
+    return judged.to_decide if judged.verdict == "INCONCLUSIVE" else 0
 
 
 def seed_plans(claims: list[dict], tables: dict, plans: dict) -> dict[str, dict]:

@@ -40,7 +40,8 @@ import yaml
 from attnlab.claims import stats
 from attnlab.claims.compare import (Compared, one_set, per_element_mean, pilot_margin, show_distance,
                                     show_scaled)
-from attnlab.claims.evaluate import Missing, judge, load_tables
+from attnlab.claims.evaluate import Judgement, judge
+from attnlab.claims.read import Missing, load_tables
 from attnlab.claims.render import show
 from attnlab.claims.rules import VERDICTS, load_claims, load_looks, load_plans
 from attnlab.claims.stats import Sample
@@ -220,7 +221,7 @@ def collateral(h: Hypothesis, claims: dict, published: dict, tables: dict) -> li
     for claim in claims.values():
         if claim["table"] != h.table or claim["id"] in h.claims:
             continue
-        before, after = judge(claim, published)["verdict"], judge(claim, tables)["verdict"]
+        before, after = judge(claim, published).verdict, judge(claim, tables).verdict
         if worse(before, after):
             out.append(f"{claim['id']} {before} → {after}")
     return out
@@ -235,11 +236,11 @@ def looks_of(h: Hypothesis, plans: dict) -> tuple[int, int]:
             min((int(p["pilot"]) for p in planned), default=h.seeds))
 
 
-def not_run_row(h: Hypothesis, claim: dict, before: dict) -> dict:
+def not_run_row(h: Hypothesis, claim: dict, before: Judgement) -> dict:
     configs = "; ".join(f"{name}: {run}" for name, run in h.runs.items()) or "no config: " + h.setting
     return {"claim": claim["id"], "role": "not run", "hypothesis": h.text, "setting": h.setting,
-            "experiment": configs, "chapter": before["chapter"], "ours_before": before["reproduced"],
-            "verdict_before": before["verdict"], "finding": NOT_RUN,
+            "experiment": configs, "chapter": before.chapter, "ours_before": before.reproduced,
+            "verdict_before": before.verdict, "finding": NOT_RUN,
             "says": f"not run: {h.text} ({h.setting}); what it would show is {NOT_ESTABLISHED}",
             "hypothesis_id": h.id}
 
@@ -257,8 +258,8 @@ def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: 
     row = {"claim": claim["id"], "role": "control" if h.control else "hypothesis", "hypothesis": h.text,
            "setting": h.setting, "experiment": "; ".join(runs),
            "measure": "the claim's value",
-           "chapter": before["chapter"], "ours_before": before["reproduced"], "verdict_before": before["verdict"],
-           "ours_under_hypothesis": under["reproduced"], "seeds": under["seeds"], "verdict": under["verdict"],
+           "chapter": before.chapter, "ours_before": before.reproduced, "verdict_before": before.verdict,
+           "ours_under_hypothesis": under.reproduced, "seeds": under.seeds, "verdict": under.verdict,
            "hypothesis_id": h.id}
     paired = bool(h.read) or all(changes_only_training(run) for run in h.runs.values())
     try:
@@ -271,7 +272,7 @@ def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: 
     if margin is not None:
         _, low, high = stats.sample_interval(margin, level)
         status = str(stats.decide(low, high))
-    found = finding(under["verdict"], status, before["verdict"])
+    found = finding(under.verdict, status, before.verdict)
     row["distance_shrinks"] = status or "–"
     effect = compared.effect()
     _, e_low, e_high = stats.sample_interval(effect, level)
@@ -299,9 +300,9 @@ def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: 
             if kept_margin is not None:
                 _, k_low, k_high = stats.sample_interval(kept_margin, level)
                 kept_status = str(stats.decide(k_low, k_high))
-            kept_found = finding(kept["verdict"], kept_status, before["verdict"])
-            conditioned = (f"on the {kept['seeds']} seeds whose runs all fit their training data: {kept['reproduced']} "
-                           f"({kept['verdict']}, {kept_found})")
+            kept_found = finding(kept.verdict, kept_status, before.verdict)
+            conditioned = (f"on the {kept.seeds} seeds whose runs all fit their training data: {kept.reproduced} "
+                           f"({kept.verdict}, {kept_found})")
             if FINDINGS.index(kept_found) > FINDINGS.index(found) and kept_found not in COMES_BACK:
                 found = FAILED_RUNS
         except Missing:
@@ -315,7 +316,7 @@ def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: 
         found = CONTROL
     row.update(finding=found, also_broke="; ".join(also) or "nothing the table shows", conditioned=conditioned,
                seeds_planned=plan_text(pilot_margin(claim, published, tables, paired, pilot), pilot,
-                                       int(under["seeds"] or 0)) if margin is not None and not h.control else "–",
+                                       int(under.seeds or 0)) if margin is not None and not h.control else "–",
                seeds_to_decide=to_decide_text(found, margin, stats.level_for(looks + 1)) if margin is not None else "")
     row["says"] = says(row, h, compared)
     return {**row, **made_by(h, inputs, published)}

@@ -466,11 +466,11 @@ def rate_status(claim: dict, tables: dict) -> tuple[str, str]:
     from attnlab.claims.evaluate import judge
 
     judged = judge(claim, tables)
-    verdict = judged["verdict"]
+    verdict = judged.verdict
     if verdict in ("MATCH", "CONSISTENT", "UNRESOLVED"):
         return "fits", verdict
     if verdict == "INCONCLUSIVE":
-        return "undecided", f"INCONCLUSIVE, {judged['plan'] or 'no count of seeds'} would decide it"
+        return "undecided", f"INCONCLUSIVE, {judged.plan or 'no count of seeds'} would decide it"
     return "misses", verdict
 
 
