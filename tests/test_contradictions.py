@@ -14,7 +14,7 @@ from attnlab.claims.rules import load_claims
 from attnlab.config import CONFIG_DIR, experiments
 from attnlab.families.contradictions import (CONSISTENT, FINDINGS, HYPOTHESES, NOT_RUN, REPRODUCED, RULED_OUT, TOWARD,
                                              UNDECIDED, changes_only_training, explained, finding, hypothesis_table)
-from attnlab.families.scale import fitting_band, one_rate
+from attnlab.claims.lr_sweep import fitting_band, one_rate
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = {c["id"]: c for c in load_claims()}

@@ -19,6 +19,7 @@ rules     the claims file: vocabulary, validation; the verdicts' definitions; th
 read      reading a claim's value per seed out of the tables (its expression)
 evaluate  checks and verdicts (judge: a Judgement, the ledger's row), the ledger, seed plans
 compare   a value under a changed setting against the published one (the contradictions table's statistics)
+lr_sweep  whether one learning rate reproduces every sqrt(d_k) number (the sqrt_dk_sweep table's analysis)
 stats     intervals, decisions, and the seeds that would decide
 render    text, Markdown, HTML and the README section
 cli       the command line (python -m attnlab.claims: check, plan, readme)

@@ -25,6 +25,7 @@ from attnlab.claims.stats import Sample
 
 TOWARD_SHARE = 0.1  # "moves toward": the distance shrinks by more than this share of itself
 LOG_SPAN = 10.0     # values spanning this factor or more are compared as log ratios
+NOT_ESTABLISHED = "not established"  # no setting tried brings the claim back, or none was decided
 
 
 def per_element_mean(s: Sample, f) -> Sample:

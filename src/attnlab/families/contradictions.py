@@ -38,8 +38,8 @@ import pandas as pd
 import yaml
 
 from attnlab.claims import stats
-from attnlab.claims.compare import (Compared, one_set, per_element_mean, pilot_margin, show_distance,
-                                    show_scaled)
+from attnlab.claims.compare import (NOT_ESTABLISHED, Compared, one_set, per_element_mean, pilot_margin,
+                                    show_distance, show_scaled)
 from attnlab.claims.evaluate import Judgement, judge
 from attnlab.claims.read import Missing, load_tables
 from attnlab.claims.render import show
@@ -93,7 +93,6 @@ FINDINGS = (REPRODUCED, CONSISTENT, CONCLUSION, TOWARD, UNDECIDED, RULED_OUT, FA
     "not run", "control")
 COMES_BACK = (REPRODUCED, CONSISTENT, CONCLUSION)
 SWEEP_BAND, SWEEP_NOWHERE = "fits in a band of rates", "fits at no rate tried"  # the sqrt(d_k) sweep's rows
-NOT_ESTABLISHED = "not established"
 
 
 # ---------------------------------------------------------------- the hypothesis's table
