@@ -221,13 +221,11 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
     from (recorded), `task` its data and scorer (default: Corpus)."""
     check_train(cfg)
     source = git_commit()  # read before training: edits made while it runs are not its code
-    mcfg = model_config(cfg)
-    t = cfg.train
-    steps, eval_every = scaled(cfg, t.steps), scaled(cfg, t.eval_interval)
-    warmup = t.warmup_steps  # not scaled: see configs/train/default.yaml
+    mcfg, t = model_config(cfg), cfg.train
+    steps = scaled(cfg, t.steps)
     if steps != t.steps:
         log.info("profile %s runs %d of train.steps=%d (budget %g; warmup %d is not scaled)",
-                 cfg.profile.name, steps, t.steps, cfg.profile.budget, warmup)
+                 cfg.profile.name, steps, t.steps, cfg.profile.budget, t.warmup_steps)
     task = task or Corpus(cfg, mcfg)
     folders = seed_folders(cfg.seed, t.seed_batch, run_dir)
 
@@ -237,151 +235,189 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
     if t.threads:
         torch.set_num_threads(t.threads)
 
-    seed_runs = []  # one record per seed: what its separate run would hold
-    for seed, folder in folders.items():
-        seed_cfg = cfg.copy()
-        seed_cfg.seed = seed
-        torch.manual_seed(seed)
-        model = LanguageModel(mcfg).to(device)
-        optimizer = make_optimizer(model.parameters(), t)
-        batches = torch.Generator().manual_seed(seed)
-        folder.mkdir(parents=True, exist_ok=True)
-        digest = config_hash(seed_cfg)
-        state = {"step": 0, "curve": [], "evals": [], "diverged_step": None, "train_s": 0.0}
-        ckpt = _resume_point(folder / runs.CHECKPOINT, digest)
-        if ckpt is not None:
-            model.load_state_dict(ckpt["model"])
-            optimizer.load_state_dict(ckpt["optimizer"])
-            batches.set_state(ckpt["batches"])
-            state = ckpt["state"]
-            log.info("seed %d: resuming from step %d", seed, state["step"])
-        # the code each process trained with: a run resumed under another commit says so in its metrics
-        sources = state.setdefault("sources", [])
-        state.setdefault("started_at", utc_now())
-        if not sources or {k: sources[-1].get(k) for k in source} != source:
-            sources.append({**source, "from_step": state["step"]})
-        seed_runs.append(SimpleNamespace(cfg=seed_cfg, dir=folder, digest=digest, model=model, optimizer=optimizer,
-                                     batches=batches, state=state, overrides=seed_overrides(overrides, seed, cfg.seed)))
+    seed_runs = [start_seed(cfg, mcfg, seed, folder, device, source, seed_overrides(overrides, seed, cfg.seed))
+                 for seed, folder in folders.items()]
+    training = Training(cfg, mcfg, seed_runs, task, device, name, steps)
+    training.run()
+    return [training.results[seed] for seed in folders]
 
-    active = [r for r in seed_runs if r.state["step"] < steps and r.state["diverged_step"] is None]
-    batch = None
-    if len(seed_runs) > 1 and active:
-        if len({r.state["step"] for r in active}) > 1:
-            raise ConfigError(f"seeds {[r.cfg.seed for r in active]} resume from different steps "
-                              f"{[r.state['step'] for r in active]}: train them without train.seed_batch")
-        batch = SeedBatch([r.model for r in active], partial(make_optimizer, t=t),
-                          [r.optimizer.state_dict() if r.optimizer.state else None for r in active], t.compile)
-    elif t.compile:
-        seed_runs[0].model.compile()
 
-    def current_models():
-        return batch.sync() if batch is not None else [r.model for r in active]
+def start_seed(cfg: DictConfig, mcfg, seed: int, folder: Path, device, source: dict, overrides: list[str]
+               ) -> SimpleNamespace:
+    """One seed's run as its separate run would hold it: its config, model, optimizer and batch generator,
+    fresh or from its checkpoint in `folder`, and its state (step, curve, evals, the code it trained with)."""
+    seed_cfg = cfg.copy()
+    seed_cfg.seed = seed
+    torch.manual_seed(seed)
+    model = LanguageModel(mcfg).to(device)
+    optimizer = make_optimizer(model.parameters(), cfg.train)
+    batches = torch.Generator().manual_seed(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    digest = config_hash(seed_cfg)
+    state = {"step": 0, "curve": [], "evals": [], "diverged_step": None, "train_s": 0.0}
+    ckpt = _resume_point(folder / runs.CHECKPOINT, digest)
+    if ckpt is not None:
+        model.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        batches.set_state(ckpt["batches"])
+        state = ckpt["state"]
+        log.info("seed %d: resuming from step %d", seed, state["step"])
+    # the code each process trained with: a run resumed under another commit says so in its metrics
+    sources = state.setdefault("sources", [])
+    state.setdefault("started_at", utc_now())
+    if not sources or {k: sources[-1].get(k) for k in source} != source:
+        sources.append({**source, "from_step": state["step"]})
+    return SimpleNamespace(cfg=seed_cfg, dir=folder, digest=digest, model=model, optimizer=optimizer,
+                           batches=batches, state=state, overrides=overrides)
 
-    def checkpoint(r, model, optimizer_state):
+
+class Training:
+    """The seeds of one call, trained step by step to `steps`: the seeds still to train (`active`) as one
+    seed's own model or, with several, folded into one batched model (SeedBatch); each seed's files written
+    when it finishes or diverges (`results`: seed -> its metrics)."""
+
+    def __init__(self, cfg: DictConfig, mcfg, seed_runs: list, task, device, name: str, steps: int):
+        self.cfg, self.t, self.task, self.device, self.name, self.steps = cfg, cfg.train, task, device, name, steps
+        self.seed_runs = seed_runs
+        self.eval_every = scaled(cfg, self.t.eval_interval)
+        self.tokens_per_step = self.t.batch_size * mcfg.context
+        self.active = [r for r in seed_runs if r.state["step"] < steps and r.state["diverged_step"] is None]
+        self.batch = None
+        self.results = {}  # seed -> metrics, filled as each seed finishes
+        if len(seed_runs) > 1 and self.active:
+            if len({r.state["step"] for r in self.active}) > 1:
+                raise ConfigError(f"seeds {[r.cfg.seed for r in self.active]} resume from different steps "
+                                  f"{[r.state['step'] for r in self.active]}: train them without train.seed_batch")
+            self.batch = SeedBatch([r.model for r in self.active], partial(make_optimizer, t=self.t),
+                                   [r.optimizer.state_dict() if r.optimizer.state else None for r in self.active],
+                                   self.t.compile)
+        elif self.t.compile:
+            seed_runs[0].model.compile()
+
+    def run(self) -> None:
+        """Evaluate at step 0, then step, evaluate and checkpoint until every seed finished or diverged."""
+        for r in self.seed_runs:
+            if not r.state["evals"]:
+                r.state["evals"].append({"step": 0, **self.task.evaluate(r.model, self.device)})
+        seeds = [r.cfg.seed for r in self.seed_runs]
+        label = self.name if len(seeds) == 1 else f"{self.name} seeds {min(seeds)}-{max(seeds)}"
+        first = min((r.state["step"] for r in self.active), default=self.steps)
+        bar = tqdm(total=self.steps, initial=first, desc=label, mininterval=5, dynamic_ncols=True, file=sys.stderr)
+        while self.active and self.active[0].state["step"] < self.steps:
+            losses = self.step()
+            if not self.active:
+                break
+            bar.update(1)
+            done = self.active[0].state
+            tokens_per_s = len(self.active) * self.tokens_per_step * done["step"] / max(done["train_s"], 1e-9)
+            bar.set_postfix(loss=f"{losses[0].item():.3f}", tok_s=f"{tokens_per_s:,.0f}", refresh=False)
+            self.evaluate_and_checkpoint()
+        bar.close()
+        for i, (r, model) in enumerate(zip(self.active, self.current_models())):
+            self.finish(r, model, self.optimizer_state(i))
+        for r in self.seed_runs:  # seeds that had finished before this call: written again from their checkpoint
+            if r.cfg.seed not in self.results:
+                self.finish(r, r.model, r.optimizer.state_dict())
+
+    def step(self) -> torch.Tensor:
+        """One training step of the active seeds on their next batches; a seed whose loss is not finite is
+        recorded as diverged and finished, and the others take the step again without it. Their losses, (K,)."""
+        step = self.active[0].state["step"]
+        tick = time.perf_counter()
+        # the warmup is not scaled by a profile's budget: see configs/train/default.yaml
+        lr = learning_rate(step, self.t.lr, self.t.warmup_steps, self.steps, self.t.schedule)
+        drawn = [self.task.batch(r.batches) for r in self.active]
+        if self.batch is None:  # one seed: the separate run's own model
+            x, y = (v.to(self.device) for v in drawn[0])
+        else:  # K seeds: (K, batch, context)
+            x, y = (torch.stack(v).to(self.device) for v in zip(*drawn))
+        losses = self.step_all(x, y, lr)
+        diverged = [i for i, loss in enumerate(losses.tolist()) if not math.isfinite(loss)]
+        if diverged:
+            models = self.current_models()
+            for i in diverged:
+                r = self.active[i]
+                r.state["diverged_step"] = step
+                log.warning("seed %d: loss became %s at step %d: recorded as diverged", r.cfg.seed, losses[i].item(),
+                            step)
+                self.finish(r, models[i], self.optimizer_state(i))
+            kept = [i for i in range(len(self.active)) if i not in diverged]
+            if self.batch is not None and kept:  # the others take this step again, on the same batches
+                self.batch = self.batch.keep(kept)
+                losses = self.step_all(x[kept], y[kept], lr)
+            self.active = [self.active[i] for i in kept]
+            if not self.active:
+                return losses
+        seconds = time.perf_counter() - tick
+        for r, loss in zip(self.active, losses.tolist()):
+            r.state["train_s"] += seconds
+            r.state["curve"].append({"step": step + 1, "loss": loss, "lr": lr})
+            r.state["step"] = step + 1
+        return losses
+
+    def step_all(self, x, y, lr) -> torch.Tensor:
+        """training_step for the active seeds: one seed's model, or the batch's folded one. Their losses, (K,)."""
+        if self.batch is None:
+            model, optimizer = self.active[0].model, self.active[0].optimizer
+        else:
+            model, optimizer = self.batch.folded, self.batch.optimizer
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        return training_step(model, optimizer, lambda: model(x, y)[1], self.t.precision, self.device.type,
+                             self.t.grad_clip).reshape(-1)
+
+    def evaluate_and_checkpoint(self) -> None:
+        """At an evaluation step (not the last: finish evaluates there), every active seed's evaluation; at a
+        checkpoint step, its checkpoint."""
+        done = self.active[0].state["step"]
+        at_eval, at_checkpoint = done % self.eval_every == 0 and done < self.steps, \
+            done % self.t.checkpoint_interval == 0
+        if at_eval or at_checkpoint:
+            for i, (r, model) in enumerate(zip(self.active, self.current_models())):
+                if at_eval:
+                    r.state["evals"].append({"step": done, **self.task.evaluate(model, self.device)})
+                if at_checkpoint:
+                    self.checkpoint(r, model, self.optimizer_state(i))
+
+    def current_models(self) -> list:
+        return self.batch.sync() if self.batch is not None else [r.model for r in self.active]
+
+    def optimizer_state(self, i: int) -> dict:
+        return self.batch.optimizer_state(i) if self.batch is not None else self.active[i].optimizer.state_dict()
+
+    def checkpoint(self, r, model, optimizer_state) -> None:
         runs.save_checkpoint(r.dir / runs.CHECKPOINT, {
             "model": model.state_dict(), "optimizer": optimizer_state, "batches": r.batches.get_state(),
             "state": r.state, "config_hash": r.digest})
 
-    def optimizer_state(i):
-        return batch.optimizer_state(i) if batch is not None else active[i].optimizer.state_dict()
-
-    def step_all(x, y, lr) -> torch.Tensor:
-        """training_step for the active seeds: one seed's model, or the batch's folded one. Their losses, (K,)."""
-        model, optimizer = (active[0].model, active[0].optimizer) if batch is None else (batch.folded, batch.optimizer)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        return training_step(model, optimizer, lambda: model(x, y)[1], t.precision, device.type,
-                             t.grad_clip).reshape(-1)
-
-    tokens_per_step = t.batch_size * mcfg.context
-    results = {}  # seed -> metrics, filled as each seed finishes
-
-    def finish(r, model, optimizer_state) -> None:
+    def finish(self, r, model, optimizer_state) -> None:
         """The seed's last evaluation, checkpoint and files."""
-        diverged = r.state["diverged_step"] is not None
-        if not diverged and r.state["evals"][-1]["step"] != r.state["step"]:
-            r.state["evals"].append({"step": r.state["step"], **task.evaluate(model, device)})
-        checkpoint(r, model, optimizer_state)
-        sources, st = r.state["sources"], r.state
+        t, st, device = self.t, r.state, self.device
+        diverged = st["diverged_step"] is not None
+        if not diverged and st["evals"][-1]["step"] != st["step"]:
+            st["evals"].append({"step": st["step"], **self.task.evaluate(model, device)})
+        self.checkpoint(r, model, optimizer_state)
+        sources = st["sources"]
         metrics = {
-            "experiment": name, "overrides": ablations(r.overrides),
-            "profile": cfg.profile.name, "seed": r.cfg.seed, "config_hash": r.digest,
+            "experiment": self.name, "overrides": ablations(r.overrides),
+            "profile": self.cfg.profile.name, "seed": r.cfg.seed, "config_hash": r.digest,
             "commit": sources[0]["commit"], "dirty": any(s["dirty"] for s in sources), "sources": sources,
             "torch": torch.__version__, "python": platform.python_version(), "device": str(device),
             "device_name": device_name(device.type), "started_at": st["started_at"], "finished_at": utc_now(),
             "precision": t.precision, "params": model.n_params(),
-            "seed_batch": len(seed_runs), "compiled": t.compile,
-            "steps": steps, "steps_done": st["step"], "diverged": diverged, "diverged_step": st["diverged_step"],
+            "seed_batch": len(self.seed_runs), "compiled": t.compile,
+            "steps": self.steps, "steps_done": st["step"], "diverged": diverged, "diverged_step": st["diverged_step"],
             "final_loss": st["curve"][-1]["loss"] if st["curve"] else None,
-            "train_s": st["train_s"], "tokens_per_s": tokens_per_step * st["step"] / max(st["train_s"], 1e-9),
+            "train_s": st["train_s"], "tokens_per_s": self.tokens_per_step * st["step"] / max(st["train_s"], 1e-9),
             "s_per_step": st["train_s"] / max(st["step"], 1),
-            **task.results(model, device, st["evals"][-1], diverged, r.dir),
+            **self.task.results(model, device, st["evals"][-1], diverged, r.dir),
         }
         runs.write_csv(r.dir / runs.CURVE, st["curve"], ["step", "loss", "lr"])
         runs.write_csv(r.dir / runs.EVALS, st["evals"], ["step"])
         data.write_json(r.dir / runs.METRICS, metrics)
         # written last so the folder only claims a config once a run finished under it
         runs.write_config(r.dir, r.cfg, r.overrides)
-        results[r.cfg.seed] = metrics
-
-    for r in seed_runs:
-        if not r.state["evals"]:
-            r.state["evals"].append({"step": 0, **task.evaluate(r.model, device)})
-    first = min((r.state["step"] for r in active), default=steps)
-    label = name if len(seed_runs) == 1 else f"{name} seeds {min(folders)}-{max(folders)}"
-    bar = tqdm(total=steps, initial=first, desc=label, mininterval=5, dynamic_ncols=True, file=sys.stderr)
-    while active and active[0].state["step"] < steps:
-        step = active[0].state["step"]
-        tick = time.perf_counter()
-        lr = learning_rate(step, t.lr, warmup, steps, t.schedule)
-        drawn = [task.batch(r.batches) for r in active]
-        if batch is None:  # one seed: the separate run's own model
-            x, y = (v.to(device) for v in drawn[0])
-        else:  # K seeds: (K, batch, context)
-            x, y = (torch.stack(v).to(device) for v in zip(*drawn))
-        losses = step_all(x, y, lr)
-        diverged = [i for i, loss in enumerate(losses.tolist()) if not math.isfinite(loss)]
-        if diverged:
-            models = current_models()
-            for i in diverged:
-                r = active[i]
-                r.state["diverged_step"] = step
-                log.warning("seed %d: loss became %s at step %d: recorded as diverged", r.cfg.seed, losses[i].item(),
-                            step)
-                finish(r, models[i], optimizer_state(i))
-            kept = [i for i in range(len(active)) if i not in diverged]
-            if batch is not None and kept:  # the others take this step again, on the same batches
-                batch = batch.keep(kept)
-                losses = step_all(x[kept], y[kept], lr)
-            active = [active[i] for i in kept]
-            if not active:
-                break
-        seconds = time.perf_counter() - tick
-        for r, loss in zip(active, losses.tolist()):
-            r.state["train_s"] += seconds
-            r.state["curve"].append({"step": step + 1, "loss": loss, "lr": lr})
-            r.state["step"] = step + 1
-        bar.update(1)
-        done = active[0].state
-        bar.set_postfix(loss=f"{losses[0].item():.3f}",
-                        tok_s=f"{len(active) * tokens_per_step * done['step'] / max(done['train_s'], 1e-9):,.0f}",
-                        refresh=False)
-        at_eval, at_checkpoint = done["step"] % eval_every == 0 and done["step"] < steps, \
-            done["step"] % t.checkpoint_interval == 0
-        if at_eval or at_checkpoint:
-            models = current_models()
-            for i, (r, model) in enumerate(zip(active, models)):
-                if at_eval:
-                    r.state["evals"].append({"step": done["step"], **task.evaluate(model, device)})
-                if at_checkpoint:
-                    checkpoint(r, model, optimizer_state(i))
-    bar.close()
-    for i, (r, model) in enumerate(zip(active, current_models())):
-        finish(r, model, optimizer_state(i))
-    for r in seed_runs:  # seeds that had finished before this call: written again from their checkpoint
-        if r.cfg.seed not in results:
-            finish(r, r.model, r.optimizer.state_dict())
-    return [results[seed] for seed in folders]
+        self.results[r.cfg.seed] = metrics
 
 
 @hydra.main(config_path="../../configs", config_name="config", version_base="1.3")
