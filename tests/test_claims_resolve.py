@@ -6,9 +6,9 @@ import numpy as np
 
 from attnlab import claims as C
 from attnlab.claims import stats
-from attnlab.claims.evaluate import seeded
+from attnlab.claims.evaluate import device_check, seeded
 from attnlab.claims.read import estimate, uses_lead
-from attnlab.claims.rules import rounding
+from attnlab.claims.rules import TWIN_AGREES, TWIN_BEYOND_SPREAD, TWIN_NOT_RUN, rounding
 from attnlab.claims.stats import Sample
 
 CLAIMS = C.load_claims()
@@ -112,3 +112,29 @@ def test_an_outcome_of_one_of_our_seeds_as_the_chapters_model_is_rarely_contradi
         rate = (k * (stats.decide_draw(k - 1, n - 1) == "fail")
                 + (n - k) * (stats.decide_draw(n - k - 1, n - 1) == "fail")) / n
         assert rate <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / n), (claim_id, k, n, rate)
+
+
+def test_a_claim_on_rows_mixing_devices_stands_on_cross_device(full_tables):
+    """ladder.block reads rows of GPU and CPU seeds: it stands while every CPU twin of a GPU seed lies within one
+    seed sd of it, turns INCONCLUSIVE (naming the twin) when one lies beyond, and says so when no twin is trained;
+    a claim on rows of one device is left as it is."""
+    claim = next(c for c in CLAIMS if c["id"] == "ladder.block")
+    twins = full_tables["cross_device"]
+    trained = twins["verdict"] != TWIN_NOT_RUN
+    assert trained.any()
+
+    def judged(table):
+        return C.ledger([claim], {**full_tables, "cross_device": table}, "full").iloc[0]
+
+    agree = twins.assign(verdict=np.where(trained, TWIN_AGREES, TWIN_NOT_RUN))
+    standing = judged(agree)
+    assert standing["verdict"] == C.judge(claim, full_tables).verdict and "it stands on cross_device" in standing["note"]
+    first = trained.idxmax()
+    apart = agree.copy()
+    apart.loc[first, ["verdict", "in_row_sds"]] = [TWIN_BEYOND_SPREAD, 3.0]
+    falling = judged(apart)
+    assert falling["verdict"] == "INCONCLUSIVE"
+    assert f"the CPU twin of {twins.loc[first, 'run']} seed {twins.loc[first, 'seed']} lies 3 seed sd" in falling["note"]
+    assert "no CPU twin" in judged(twins.assign(verdict=TWIN_NOT_RUN))["note"]
+    one_device = {**full_tables, "ladder": full_tables["ladder"].assign(device="NVIDIA H200 ×3")}
+    assert device_check(claim, {**one_device, "cross_device": apart}) == (True, "")

@@ -8,8 +8,8 @@ import pytest
 
 from attnlab import captions
 from attnlab.config import ROOT
-from attnlab.families.cross_device import (AGREE, BEYOND_SPREAD, COLUMNS, FLOAT_TOLERANCE, NOT_RUN,
-                                          WITHIN_SPREAD, PAIRS, cross_device, folder_of, statistics)
+from attnlab.claims.rules import TWIN_AGREES, TWIN_BEYOND_SPREAD, TWIN_NOT_RUN, TWIN_WITHIN_SPREAD
+from attnlab.families.cross_device import COLUMNS, FLOAT_TOLERANCE, PAIRS, cross_device, folder_of, statistics
 
 
 def record(device, ppl, seed=1, key="k1", **more):
@@ -36,13 +36,13 @@ def test_a_twin_is_compared_statistic_by_statistic_and_a_missing_one_is_not_run_
     assert list(table["run"]) == ["ladder/block", "winograd/role/block"]  # the pairs this profile publishes, in order
     block, probe = table.to_dict("records")
     assert block["published_device"] == "NVIDIA H200" and block["twin_device"] == "AMD EPYC" and block["row_seeds"] == 3
-    assert block["verdict"] == AGREE and block["largest_in"] == "held_out_ppl.128"
+    assert block["verdict"] == TWIN_AGREES and block["largest_in"] == "held_out_ppl.128"
     assert block["statistics"] == 3 and block["in_row_sds"] == pytest.approx(block["difference"] / 0.4)
-    assert probe["verdict"] == NOT_RUN and probe["published"] == 100.0
+    assert probe["verdict"] == TWIN_NOT_RUN and probe["published"] == 100.0
 
     far = write(results / "twins2/twins/runs/ladder/block/seed1", record("cpu", 38.4, train_ppl=20.5))
     block = cross_device({"runs": published, "twins": [far]}).iloc[0]
-    assert block["verdict"] == WITHIN_SPREAD and block["largest_in"] == "train_ppl"
+    assert block["verdict"] == TWIN_WITHIN_SPREAD and block["largest_in"] == "train_ppl"
     assert block["difference"] == 0.0 and block["largest_rel_diff"] == pytest.approx(0.5 / 20.5)
 
     on_cpu = [p for p in published if "winograd" not in p]
@@ -53,7 +53,7 @@ def test_a_twin_is_compared_statistic_by_statistic_and_a_missing_one_is_not_run_
 
     apart = write(results / "twins4/twins/runs/ladder/block/seed1", record("cpu", 38.4 + 0.5))
     block = cross_device({"runs": published, "twins": [apart]}).iloc[0]
-    assert block["verdict"] == BEYOND_SPREAD and block["in_row_sds"] == pytest.approx(0.5 / 0.4)
+    assert block["verdict"] == TWIN_BEYOND_SPREAD and block["in_row_sds"] == pytest.approx(0.5 / 0.4)
 
     other_key = write(results / "twins3/twins/runs/ladder/block/seed1", record("cpu", 38.4, key="k2"))
     with pytest.raises(ValueError, match="not the same run"):
@@ -90,11 +90,11 @@ def test_the_caption_says_what_the_twins_show(tmp_path):
            "row_sd": 0.4, "twin_device": "AMD EPYC", "twin": 38.4, "difference": 0.0, "in_row_sds": 0.0,
            "largest_rel_diff": 0.0, "largest_in": "final_loss", "statistics": 3, "float_tolerance": FLOAT_TOLERANCE}
     assert "none of the pairs on a GPU" in said([])
-    assert "No twin is trained yet" in said([{**row, "verdict": NOT_RUN}])
-    assert "Every twin trained so far (1 of 2 pairs) agrees" in said([{**row, "verdict": AGREE}, {**row, "verdict": NOT_RUN}])
-    apart = {**row, "run": "position/alibi", "largest_rel_diff": 0.02, "in_row_sds": 1.5, "verdict": BEYOND_SPREAD}
-    text = said([{**row, "verdict": AGREE}, apart])
+    assert "No twin is trained yet" in said([{**row, "verdict": TWIN_NOT_RUN}])
+    assert "Every twin trained so far (1 of 2 pairs) agrees" in said([{**row, "verdict": TWIN_AGREES}, {**row, "verdict": TWIN_NOT_RUN}])
+    apart = {**row, "run": "position/alibi", "largest_rel_diff": 0.02, "in_row_sds": 1.5, "verdict": TWIN_BEYOND_SPREAD}
+    text = said([{**row, "verdict": TWIN_AGREES}, apart])
     assert "1 of the 2 twins" in text and "up to 2.00 %" in text and "1.50 standard deviations" in text
     assert "(position/alibi), the device matters beside the seed" in text
-    text = said([{**apart, "in_row_sds": 0.5, "verdict": WITHIN_SPREAD}])
+    text = said([{**apart, "in_row_sds": 0.5, "verdict": TWIN_WITHIN_SPREAD}])
     assert "No held-out result moves by more than one seed's standard deviation" in text

@@ -11,10 +11,10 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from attnlab.claims import stats
-from attnlab.claims.read import Missing, columns_read, estimate, uses_lead
+from attnlab.claims.read import Missing, columns_read, estimate, select, uses_lead
 from attnlab.claims.render import describe_check, describe_claim, show, show_chapter, show_number
-from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, NUMBER_VERDICTS, ROOT, TARGET_CHECKS, ClaimsError,
-                                  load_looks, overall_verdict, rounding)
+from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, NUMBER_VERDICTS, ROOT, TARGET_CHECKS, TWIN_BEYOND_SPREAD,
+                                  TWIN_NOT_RUN, ClaimsError, load_looks, overall_verdict, rounding)
 from attnlab.claims.stats import Sample
 from attnlab.tables import SEEDS_SUFFIX, per_seed
 
@@ -450,6 +450,56 @@ def tried(claim_id: str, tables: dict) -> str:
     return "tried: " + "; ".join(f"{r.setting}: {r.finding}" for r in rows.itertuples()) if len(rows) else ""
 
 
+# ---------------------------------------------------------------- devices: rows mixing GPU and CPU seeds
+
+def devices_read(node, tables: dict, table_id: str) -> set[str]:
+    """The devices (by name) of the seeds of every table row an expression reads, from the rows' provenance
+    (`device`: 'NVIDIA H200 ×3, AMD EPYC ×7')."""
+    found = set()
+    if isinstance(node, dict):
+        table_id = node.get("table", table_id)
+        df = tables.get(table_id)
+        if ("column" in node or "lead" in node) and df is not None and "device" in df.columns:
+            try:
+                cells = select(df, node.get("where", {}), table_id)["device"].dropna()
+            except Missing:
+                cells = ()
+            found |= {name.rsplit(" ×", 1)[0] for cell in cells for name in str(cell).split(", ")}
+        for child in node.values():
+            found |= devices_read(child, tables, table_id)
+    elif isinstance(node, list):
+        for child in node:
+            found |= devices_read(child, tables, table_id)
+    return found
+
+
+def on_a_gpu(device: str) -> bool:
+    return device.startswith(("NVIDIA", "cuda"))
+
+
+def device_check(claim: dict, tables: dict) -> tuple[bool, str]:
+    """(stands, why) for a claim whose rows mix seeds trained on a GPU and on a CPU: it stands on cross_device,
+    where published GPU seeds retrained on a CPU show whether a row mixing devices is one sample of seeds
+    (rules.OVERALL_RULE). A claim whose rows are of one device stands as it is, with nothing to say."""
+    found = devices_read([claim["value"], claim["rule"], claim.get("conclusion", {})], tables, claim["table"])
+    gpus, cpus = sorted(d for d in found if on_a_gpu(d)), sorted(d for d in found if not on_a_gpu(d))
+    if not (gpus and cpus):
+        return True, ""
+    mixed = f"its rows mix seeds trained on {', '.join(gpus)} and on {', '.join(cpus)}"
+    twins = tables.get("cross_device")
+    trained = twins[twins["verdict"] != TWIN_NOT_RUN] if twins is not None else ()
+    if not len(trained):
+        return True, f"{mixed}; no CPU twin of a GPU seed is trained yet (cross_device): the devices are not shown to agree"
+    apart = trained[trained["verdict"] == TWIN_BEYOND_SPREAD]
+    if len(apart):
+        worst = apart.loc[apart["in_row_sds"].astype(float).idxmax()]
+        return False, (f"{mixed}, and the CPU twin of {worst['run']} seed {worst['seed']} lies "
+                       f"{float(worst['in_row_sds']):.2g} seed sd from its GPU run (cross_device): a row mixing devices "
+                       f"is not one sample of seeds")
+    return True, (f"{mixed}; it stands on cross_device, where all {len(trained)} CPU twins trained of "
+                  f"{len(twins)} GPU seeds give a held-out result within one seed sd of their GPU run")
+
+
 def ledger(claims: list[dict], tables: dict, profile: str, plans: dict | None = None) -> pd.DataFrame:
     """Every claim judged at the level its rows' looks leave (`plans`: the profile's seed plans, rules.load_plans);
     a planned row whose plan asks for more seeds than it trained is named in the note of each claim it is for."""
@@ -462,8 +512,10 @@ def ledger(claims: list[dict], tables: dict, profile: str, plans: dict | None = 
                     f"{run}'s plan asks for {plan['power80']} seeds (80 % power from its pilot), {plan['looks'][-1]} trained")
     budget = float(OmegaConf.load(ROOT / "configs" / "profile" / f"{profile}.yaml").get("budget", 1.0))
     df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1), shortened=budget < 1).row() for claim in claims])
-    df["note"] = ["; ".join(filter(None, (note, *short.get(claim_id, []), tried(claim_id, tables))))
-                  for claim_id, note in zip(df["id"], df["note"])]
+    devices = [device_check(claim, tables) if kind == "trained" else (True, "") for claim, kind in zip(claims, df["kind"])]
+    df["verdict"] = [verdict if stands else "INCONCLUSIVE" for verdict, (stands, _) in zip(df["verdict"], devices)]
+    df["note"] = ["; ".join(filter(None, (note, mixed, *short.get(claim_id, []), tried(claim_id, tables))))
+                  for claim_id, note, (_, mixed) in zip(df["id"], df["note"], devices)]
     df["profile"] = profile
     return df
 

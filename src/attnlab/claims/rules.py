@@ -73,7 +73,15 @@ OVERALL_RULE = ("A claim's verdict comes from its number's and its conclusion's,
                 "PLAUSIBLE (a minority outcome); otherwise the number's verdict. A passing conclusion never changes "
                 "the number's own column, and the counts give numbers and conclusions apart. In a shortened profile (quick, "
                 "smoke) a trained claim's printed number, and whatever fails at that budget, is NOT JUDGED; a "
-                "conclusion that holds there gives CONCLUSION HOLDS.")
+                "conclusion that holds there gives CONCLUSION HOLDS. A claim whose rows mix seeds trained on a GPU "
+                "with seeds trained on a CPU stands on cross_device: it is INCONCLUSIVE where a published GPU seed "
+                "retrained on a CPU (its twin) gives a held-out result more than one seed sd of its row away.")
+
+# cross_device's verdict on a pair: one GPU seed and its CPU twin (same config, same seed)
+TWIN_NOT_RUN = "not run yet"
+TWIN_AGREES = "agree to float tolerance"
+TWIN_WITHIN_SPREAD = "differ beyond float tolerance, held out within one seed sd"
+TWIN_BEYOND_SPREAD = "differ beyond float tolerance, held out beyond one seed sd"
 
 
 def overall_verdict(number: str, conclusion: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from attnlab.claims.rules import TWIN_AGREES, TWIN_BEYOND_SPREAD, TWIN_NOT_RUN, TWIN_WITHIN_SPREAD
 from attnlab.runs import load_runs
 from attnlab.tables import held_out, table
 
@@ -28,10 +29,6 @@ PAIRS = ("runs/ladder/block/seed1", "runs/ladder/average_residual/seed1", "runs/
 TWINS = "twins"  # results/<profile>/twins/<folder>
 # float32 rounding, compounded over a run: what two devices computing the same run may differ by
 FLOAT_TOLERANCE = 1e-3
-NOT_RUN = "not run yet"
-AGREE = "agree to float tolerance"
-WITHIN_SPREAD = "differ beyond float tolerance, held out within one seed sd"
-BEYOND_SPREAD = "differ beyond float tolerance, held out beyond one seed sd"
 COLUMNS = ["run", "seed", "published_device", "published", "row_seeds", "row_sd", "twin_device", "twin", "difference",
            "in_row_sds", "largest_rel_diff", "largest_in", "statistics", "float_tolerance", "verdict"]
 # the statistics of a run record the ledger reads (through the tables), each a number or a dict of numbers
@@ -63,8 +60,8 @@ def verdict(largest_rel_diff: float, difference: float, spread: float) -> str:
     """Float tolerance decides whether the devices compute the same run; where they do not, the row's seed
     spread decides whether the device matters beside the seed (a row mixing devices then reads as seeds)."""
     if largest_rel_diff <= FLOAT_TOLERANCE:
-        return AGREE
-    return WITHIN_SPREAD if difference <= spread else BEYOND_SPREAD
+        return TWIN_AGREES
+    return TWIN_WITHIN_SPREAD if difference <= spread else TWIN_BEYOND_SPREAD
 
 
 def relative(a: float, b: float) -> float:
@@ -96,7 +93,7 @@ def cross_device(inputs) -> pd.DataFrame:
                "published_device": run.get("device_name") or run["device"], "published": headline(run),
                "row_seeds": len(row_seeds), "row_sd": spread}
         if folder not in twins:
-            rows.append({**row, "twin_device": "", "verdict": NOT_RUN})
+            rows.append({**row, "twin_device": "", "verdict": TWIN_NOT_RUN})
             continue
         twin, = load_runs([twins[folder]])
         if twin["config_hash"] != run["config_hash"]:
