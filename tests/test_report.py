@@ -211,3 +211,12 @@ def test_every_formula_of_the_captions_renders_without_latex():
     shown = {f: report.math_text(f) for f in formulas}
     assert not [f"{f} -> {s}" for f, s in shown.items() if re.search(r"[\\{}]", s)]
     assert shown[r"\bar x \pm t\, s \sqrt{1 + 1/n}"] == "x̄ ± t s √(1 + 1/n)"
+
+
+def test_the_front_names_each_machine_once():
+    """A timing names its CPU with its cores, a run by its model: one machine, said once; a bare device kind is
+    dropped where a table names a machine."""
+    runs = pd.DataFrame({"device": ["AMD EPYC ×4, NVIDIA H200 ×3"]})
+    timings = pd.DataFrame({"device": ["AMD EPYC (2 cores)", "AMD EPYC (2 cores)"]})
+    cost = pd.DataFrame({"device": ["cpu ×2"]})
+    assert report.machines({"ladder": runs, "throughput": timings, "pipeline_time": cost}) == ["AMD EPYC", "NVIDIA H200"]

@@ -501,6 +501,14 @@ FRONT = (("summary", "Summary"), ("reproduced", "What was reproduced"), ("not-re
          ("ledger", "Every claim: the ledger"))
 
 
+def machines(frames: dict[str, pd.DataFrame]) -> list[str]:
+    """The machines the tables' numbers were made on, each once: a timing names its CPU with its cores ("AMD EPYC
+    (2 cores)"), a run by its model alone; by name where the tables name them (a bare kind, pipeline_time's cost by
+    device kind, names no machine)."""
+    devices = sorted({re.sub(r" \(\d+ cores\)$", "", d) for df in frames.values() for d in recorded(df, "device")})
+    return [d for d in devices if d not in DEVICE_KINDS] or devices
+
+
 def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, captions: dict,
           claims_figure: Path | None = None, folder: Path = Path("."), trained: set[str] = frozenset(),
           git: Git | None = None) -> str:
@@ -515,9 +523,7 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
     kind = kinds(ledger, set(trained))
     ran = sorted(d for df in frames.values() for d in run_dates(df))
     recovered = sum(dates_recovered(df) for df in frames.values())
-    devices = sorted({d for df in frames.values() for d in recorded(df, "device")})
-    # by name where the tables name them: a bare kind (pipeline_time's cost by device kind) names no machine
-    devices = [d for d in devices if d not in DEVICE_KINDS] or devices
+    devices = machines(frames)
     front = {
         "summary": summary(ledger, kind, profile),
         "reproduced": reproduced(ledger, kind, titles),
