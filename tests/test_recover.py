@@ -1,7 +1,9 @@
 """Provenance recovered for records written before runs recorded it (attnlab.recover): when a run landed,
-and which device the commit that landed it names."""
+which device the commit that landed it names, and whether a dirty run its commit cannot compose has a config
+the repository committed."""
 
-from attnlab.recover import NOT_RECORDED, device_names, landing
+from attnlab import recover
+from attnlab.recover import LANDED_EQUAL, NOT_RECORDED, device_names, landing
 
 
 def test_a_record_landed_with_the_first_commit_that_changed_it_after_its_run_was_trained():
@@ -25,3 +27,17 @@ def test_a_gpu_is_named_by_the_message_that_landed_it_or_by_one_that_landed_gpu_
     assert named["a"][0] == named["b"][0] == "NVIDIA H200" and "L1" in named["a"][1] and "L1" in named["b"][1]
     assert named["c"][0] == "AMD EPYC"
     assert named["d"][0] == named["e"][0].replace("cuda", "cpu") == f"cpu ({NOT_RECORDED})"  # nothing names them
+
+
+def test_a_dirty_run_its_commit_cannot_compose_is_composed_where_it_landed(monkeypatch):
+    """Only an undecidable run is asked about, at the commit that landed it, and only its own key there counts."""
+    records = {"a": {"commit": "k1", "config_hash": "h1", "key_at_commit": "undecidable", "experiment": "x"},
+               "b": {"commit": "k1", "config_hash": "h2", "key_at_commit": "undecidable", "experiment": "x"},
+               "c": {"commit": "k1", "config_hash": "h3", "key_at_commit": "equal", "experiment": "x"}}
+    changes = {p: [("L2", "2026-12-03T00:00:00+00:00", ""), ("L1", "2026-12-02T00:00:00+00:00", "")] for p in records}
+    asked = {}
+    monkeypatch.setattr(recover, "commit_date", lambda commit: "2026-12-01T00:00:00+00:00")
+    monkeypatch.setattr(recover, "run_asked", lambda path, r: path)
+    monkeypatch.setattr(recover, "keys_at", lambda commit, runs: asked.setdefault(commit, runs) and ["h1", "h9"])
+    assert recover.keys_where_landed(records, changes) == {"a": LANDED_EQUAL}
+    assert asked == {"L1": ["a", "b"]}

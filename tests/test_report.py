@@ -73,6 +73,7 @@ def test_every_published_run_says_when_it_ran_where_and_what_a_dirty_tree_change
         assert all(k in ("started_at", "finished_at", "device_name", "key_at_commit") for k in run.get("recovered", {})), path
         if run["device"] == "cuda":
             assert "not recorded" not in run["device_name"], path  # every GPU run names its GPU
+        assert "+unverified" not in provenance([run])["commit"], path  # a dirty run is shown equal to a committed one
 
 
 class FakeGit(report.Git):

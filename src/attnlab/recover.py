@@ -14,7 +14,9 @@ Each field it adds is named in the record's `recovered` with how it was found:
 - key_at_commit: for a run trained from a dirty tree, its config composed at each dirty commit (that
   commit's own configs and code, in a temporary git worktree) and hashed there: 'equal' where that is its
   config_hash (no file its key covers differed: it equals a clean run at that commit), else 'differs'
-  (or 'undecidable' where the commit no longer composes it).
+  (or 'undecidable' where the commit does not compose it); a run its commit does not compose (a config file it
+  read was not committed there: the dirty change was that file) is composed at the commit that landed its record,
+  'equal where it landed' where that has its key (its config is one the repository committed).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ GPU_MODELS = re.compile(r"\b(H100|H200|A100|L4|L40S)\b")
 # "this machine" of the landing messages: the 2-core build machine, as e4b60356's message names it
 BUILD_MACHINE, BUILD_MACHINE_SAID = "AMD EPYC", re.compile(r"this (2-core )?machine|AMD EPYC")
 NOT_RECORDED = "not recorded"
+# key_at_commit of a dirty run its commit cannot compose, whose config composed where its record landed has its key
+LANDED_EQUAL = "equal where it landed"
 # run in a worktree at a run's commit, with that commit's code: each (kind, name, overrides) -> its key
 KEY_AT_COMMIT = """
 import json, sys
@@ -108,35 +112,57 @@ def device_names(records: dict, landed: dict) -> dict[str, tuple[str, str]]:
     return named
 
 
+def run_asked(path: str, r: dict) -> tuple[str, str, list[str]]:
+    """(kind, name, overrides) that KEY_AT_COMMIT composes a run record's config from."""
+    overrides = [o for o in yaml.safe_load((ROOT / path).with_name("config.yaml").read_text())["overrides"]
+                 if not o.startswith("hydra")]
+    winograd = "/measure/winograd/" in path
+    return ("winograd" if winograd else "train", r["experiment"].split("/", 1)[1] if winograd else r["experiment"], overrides)
+
+
+def keys_at(commit: str, asked: list[tuple[str, str, list[str]]]) -> list[str | None]:
+    """The key each (kind, name, overrides) composes to at `commit`, with that commit's configs and code (in a
+    temporary worktree); None where the commit does not compose it."""
+    with tempfile.TemporaryDirectory() as scratch:
+        tree = Path(scratch) / commit
+        git("worktree", "add", "--detach", str(tree), commit)
+        try:
+            return json.loads(subprocess.run(
+                [sys.executable, "-c", KEY_AT_COMMIT], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree / "src")},
+                input=json.dumps(asked), capture_output=True, text=True, check=True).stdout)
+        finally:
+            git("worktree", "remove", "--force", str(tree))
+
+
 def keys_at_commits(records: dict) -> dict[str, str]:
     """path -> key_at_commit for each record trained from a dirty tree that does not record what differed."""
-    asked = {}  # commit -> [(path, kind, name, overrides)]
+    asked = {}  # commit -> [path]
     for path, r in records.items():
         dirty = [s for s in r.get("sources", [{"commit": r["commit"], "dirty": r["dirty"]}]) if s["dirty"]]
         if not dirty or "key_at_commit" in r or all(s.get("diff_sha256") for s in dirty):
             continue
-        overrides = [o for o in yaml.safe_load((ROOT / path).with_name("config.yaml").read_text())["overrides"]
-                     if not o.startswith("hydra")]
-        winograd = "/measure/winograd/" in path
-        name = r["experiment"].split("/", 1)[1] if winograd else r["experiment"]
         for source in dirty:
-            asked.setdefault(source["commit"], []).append((path, "winograd" if winograd else "train", name, overrides))
+            asked.setdefault(source["commit"], []).append(path)
     found = {}
-    with tempfile.TemporaryDirectory() as scratch:
-        for commit, runs in asked.items():
-            tree = Path(scratch) / commit
-            git("worktree", "add", "--detach", str(tree), commit)
-            try:
-                keys = json.loads(subprocess.run(
-                    [sys.executable, "-c", KEY_AT_COMMIT], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree / "src")},
-                    input=json.dumps([run[1:] for run in runs]), capture_output=True, text=True, check=True).stdout)
-            finally:
-                git("worktree", "remove", "--force", str(tree))
-            for (path, *_), key in zip(runs, keys):
-                verdict = "undecidable" if key is None else "equal" if key == records[path]["config_hash"] else "differs"
-                if found.get(path, "equal") == "equal":  # a run resumed at several dirty commits: the worst
-                    found[path] = verdict
+    for commit, paths in asked.items():
+        for path, key in zip(paths, keys_at(commit, [run_asked(p, records[p]) for p in paths])):
+            verdict = "undecidable" if key is None else "equal" if key == records[path]["config_hash"] else "differs"
+            if found.get(path, "equal") == "equal":  # a run resumed at several dirty commits: the worst
+                found[path] = verdict
     return found
+
+
+def keys_where_landed(records: dict, changes: dict) -> dict[str, str]:
+    """path -> LANDED_EQUAL for each dirty run its commit cannot compose (a config file it read was not committed
+    there: the dirty change was that file) whose config, composed at the commit that landed its record, has its
+    key: its config is one the repository committed, as a clean run's is."""
+    asked = {}  # landing commit -> [path]
+    for path, r in records.items():
+        if r.get("key_at_commit") == "undecidable":
+            asked.setdefault(landing(changes[path], commit_date(r["commit"]))[0], []).append(path)
+    return {path: LANDED_EQUAL for commit, paths in asked.items()
+            for path, key in zip(paths, keys_at(commit, [run_asked(p, records[p]) for p in paths]))
+            if key == records[path]["config_hash"]}
 
 
 def recover(folder: Path) -> dict[str, dict]:
@@ -149,6 +175,8 @@ def recover(folder: Path) -> dict[str, dict]:
     landed = {p: landing(changes[p], dates[r["commit"]]) for p, r in missing.items()}
     named = device_names({p: r for p, r in missing.items() if "device_name" not in r}, landed)
     keys = keys_at_commits(records)
+    keys |= keys_where_landed({p: {**r, "key_at_commit": keys.get(p, r.get("key_at_commit"))} for p, r in records.items()},
+                              changes)
     changed = {}
     for path, r in records.items():
         new, how = dict(r), dict(r.get("recovered", {}))
@@ -162,7 +190,8 @@ def recover(folder: Path) -> dict[str, dict]:
         if path in keys:
             new["key_at_commit"] = keys[path]
             how["key_at_commit"] = ("composed at each commit it was trained at from a dirty tree, in a worktree of "
-                                    "that commit, and hashed there")
+                                    "that commit, and hashed there" + ("; that commit does not compose it, so composed "
+                                    "at the commit that landed its record" if keys[path] == LANDED_EQUAL else ""))
         if how:
             new["recovered"] = how
         if new != r:
@@ -178,9 +207,9 @@ def main(argv: list[str]) -> None:
         write_json(ROOT / path, record)
     verdicts = [r["key_at_commit"] for r in changed.values() if "key_at_commit" in r]
     print(f"{len(changed)} records given recovered fields; dirty runs checked at their commits: "
-          + ", ".join(f"{v} {verdicts.count(v)}" for v in ("equal", "differs", "undecidable")))
+          + ", ".join(f"{v} {verdicts.count(v)}" for v in ("equal", LANDED_EQUAL, "differs", "undecidable")))
     for path, record in changed.items():
-        if record.get("key_at_commit", "equal") != "equal":
+        if record.get("key_at_commit", "equal") not in ("equal", LANDED_EQUAL):
             print(f"  {record['key_at_commit']}: {path}")
 
 

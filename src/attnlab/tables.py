@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from attnlab.data import atomic_path
+from attnlab.recover import LANDED_EQUAL
 
 def registry(builders: dict):
     """A decorator that files a builder in `builders` under its id: @table("ladder"), @figure("ladder")."""
@@ -168,9 +169,10 @@ def dirty_sources(run: dict) -> list[dict]:
 
 def commit_of(run: dict) -> str:
     """A run's commit as a row names it: 10 characters, +dirty (+unverified where neither its changes are
-    recorded nor its key shown to equal its commit's), +resumed where it resumed under another commit."""
+    recorded nor its key shown to equal its commit's, or where its commit cannot compose it, the key of the commit
+    that landed it), +resumed where it resumed under another commit."""
     dirty = dirty_sources(run)
-    verified = all(s.get("diff_sha256") for s in dirty) or run.get("key_at_commit") == "equal"
+    verified = all(s.get("diff_sha256") for s in dirty) or run.get("key_at_commit") in ("equal", LANDED_EQUAL)
     return (run["commit"][:10] + ("+dirty" if dirty else "") + ("" if verified else "+unverified")
             + ("+resumed" if len(run.get("sources", [])) > 1 else ""))
 
