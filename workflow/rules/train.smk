@@ -27,18 +27,18 @@ rule train:
     input:
         unpack(lambda w: train_step_at(w).rule_inputs()),
     output:
-        **{name.split(".")[0]: f"{run_dir('{home}', '{run}', '{seed}')}/{name}" for name in RUN_FILES},  # as train_step's
+        **{name.split(".")[0]: f"{run_folder('{home}', '{run}', '{seed}')}/{name}" for name in RUN_FILES},  # as train_step's
     wildcard_constraints:
         home=HOME_PATTERN,
         run=r"[a-z0-9_]+/[a-z0-9_]+",
         seed=r"\d+",
     params:
         overrides=lambda w: " ".join(shlex.quote(o) for o in overrides_of(w.run)) if w.home != RESULTS else "",
-        run_dir=lambda w: run_dir(w.home, w.run, w.seed),
+        run_dir=lambda w: run_folder(w.home, w.run, w.seed),
     threads: config.get("train_threads", 1)
     resources:
         **TRAIN_RESOURCES,
-    log: f"{run_dir('{home}', '{run}', '{seed}')}/train.log"
+    log: f"{run_folder('{home}', '{run}', '{seed}')}/train.log"
     conda: ENVIRONMENT
     shell:
         train_command("{wildcards.run}", "{wildcards.seed}", "{params.overrides}", "{params.run_dir}")
@@ -50,22 +50,10 @@ rule train:
 # seed. Snakemake prefers a rule without wildcards to rule train for them. A seed with results is never
 # in a group, so a batch never retrains a published seed. It pays on a GPU, not on a CPU
 # (table runs_per_hour): pipeline.yaml keeps 1. winograd.smk groups the Winograd runs' seeds the same way.
-SEED_BATCH = config.get("seed_batch", 1)
-if not (isinstance(SEED_BATCH, int) and SEED_BATCH >= 1):
-    refuse(f"seed_batch={SEED_BATCH!r}: expected a whole number >= 1 (seeds per training job)")
-
-
-def seed_groups(seeds: list[int], metrics) -> list[list[int]]:
-    """The seeds whose metrics.json (metrics(seed): its path) is missing, in groups of 2..SEED_BATCH consecutive seeds."""
-    groups = []
-    for seed in seeds if SEED_BATCH > 1 else []:
-        if Path(metrics(seed)).exists():
-            continue
-        if groups and groups[-1][-1] == seed - 1 and len(groups[-1]) < SEED_BATCH:
-            groups[-1].append(seed)
-        else:
-            groups.append([seed])
-    return [group for group in groups if len(group) > 1]
+def missing_groups(seeds: list[int], step) -> list[list[int]]:
+    """The seeds whose metrics.json (step(seed).outputs[0]) is missing, in groups of 2..SEED_BATCH consecutive seeds."""
+    missing = [seed for seed in seeds if SEED_BATCH > 1 and not Path(step(seed).outputs[0]).exists()]
+    return [group for group in seed_groups(missing, SEED_BATCH) if len(group) > 1]
 
 
 def table_run_seeds() -> dict[str, list[int]]:
@@ -82,7 +70,7 @@ def table_run_seeds() -> dict[str, list[int]]:
 def add_seed_groups() -> None:
     """Called once every table is registered (Snakefile): one rule per group of a read run's seeds."""
     for run, seeds in table_run_seeds().items():
-        for group in seed_groups(seeds, lambda seed, run=run: f"{run_dir(RESULTS, run, seed)}/{RUN_FILES[0]}"):
+        for group in missing_groups(seeds, lambda seed, run=run: train_step(run, seed)):
             add_seed_group(run, group)
 
 
@@ -99,7 +87,7 @@ def add_seed_group(_run: str, _group: list[int]) -> None:
         threads: config.get("train_threads", 1)
         resources:
             **TRAIN_RESOURCES,
-        log: f"{run_dir(RESULTS, _run, _group[0])}/train.log"
+        log: f"{run_folder(RESULTS, _run, _group[0])}/train.log"
         conda: "environment.yml"  # relative to the Snakefile, which defines these rules (add_seed_groups)
         shell:
-            train_command(_run, _group[0], f"train.seed_batch={len(_group)}", run_dir(RESULTS, _run, _group[0]))
+            train_command(_run, _group[0], f"train.seed_batch={len(_group)}", run_folder(RESULTS, _run, _group[0]))

@@ -18,8 +18,8 @@ WINOGRAD_FILES = ("metrics.json", "probe.json", "answers.csv", "config.yaml")
 
 SPLIT_FILES = {"split": "split.json", "train": "train.txt", "held_out": "held_out.txt"}
 # a run's folder (the published results' or, where an override changes the run or the seed is new, the
-# variant's): filled in by its step, a pattern in the rule
-RUN_FOLDER = "{home}/measure/winograd/{version}/{model}/seed{seed}"
+# variant's): filled in by its step, a pattern in the rule (attnlab.layout)
+RUN_FOLDER = run_folder("{home}", "winograd/{version}_{model}", "{seed}")
 
 
 @functools.cache
@@ -37,7 +37,7 @@ def winograd_seeds(version: str, model: str, variant: bool = False) -> list[int]
 
 @functools.cache
 def winograd_config(run: str, overrides: tuple):
-    """A Winograd run's config, composed once for all its seeds (see seeded)."""
+    """A Winograd run's config, composed once for all its seeds (attnlab.layout.seed_key)."""
     return importlib.import_module(WINOGRAD_MODULE).compose_run(run, [f"profile={PROFILE}", *overrides])
 
 
@@ -48,12 +48,12 @@ def winograd_step(version: str, model: str, seed: int, variant: bool = False) ->
     overrides = overrides_of(f"winograd/{run}") if variant else []
     try:
         key = composed(digest("winograd", run, PROFILE, seed, overrides),
-                       lambda: config_hash(seeded(winograd_config(run, tuple(overrides)), seed)))
+                       lambda: seed_key(winograd_config(run, tuple(overrides)), seed))
     except ConfigError as e:
         refuse(f"winograd run {run}: {e}")
     home = RESULTS if not overrides and seed in winograd_seeds(version, model) else VARIANT_DIR
-    folder = RUN_FOLDER.format(home=home, version=version, model=model, seed=seed)
-    return register(Step(f"winograd_train/{version}/{model}/seed{seed}", key, [f"{folder}/{n}" for n in WINOGRAD_FILES],
+    folder = run_folder(home, f"winograd/{run}", seed)
+    return register(Step(run_job(f"winograd/{run}", seed), key, [f"{folder}/{n}" for n in WINOGRAD_FILES],
                          {"split": split_step(version).outputs[:1]}, home=home))
 
 
@@ -118,8 +118,8 @@ def published_seeds(version: str, model: str) -> list[int]:
 
 
 for _version, _model, _group in ((v, m, group) for v, _, m in (run.partition("_") for run in WINOGRAD_RUNS)
-                                 for group in seed_groups(published_seeds(v, m),
-                                                          lambda seed, v=v, m=m: winograd_step(v, m, seed).outputs[0])):
+                                 for group in missing_groups(published_seeds(v, m),
+                                                             lambda seed, v=v, m=m: winograd_step(v, m, seed))):
     rule:
         name: f"winograd_seeds_{_version}_{_model}_{_group[0]}_{_group[-1]}"
         input:
@@ -129,11 +129,11 @@ for _version, _model, _group in ((v, m, group) for v, _, m in (run.partition("_"
             [path for seed in _group for path in winograd_step(_version, _model, seed).outputs],
         threads: config.get("train_threads", 1)
         resources: mem_mb=2000, runtime=60, gpu=0, gpu_slots=1
-        log: f"{RUN_FOLDER.format(home=RESULTS, version=_version, model=_model, seed=_group[0])}/train.log"
+        log: f"{run_folder(RESULTS, f'winograd/{_version}_{_model}', _group[0])}/train.log"
         conda: ENVIRONMENT
         shell:
             logged(f"{{PYTHON}} -m attnlab.winograd train {_version}_{_model} --split {split_step(_version).outputs[0]}"
-                   f" --out {RUN_FOLDER.format(home=RESULTS, version=_version, model=_model, seed=_group[0])}"
+                   f" --out {run_folder(RESULTS, f'winograd/{_version}_{_model}', _group[0])}"
                    f" profile={{PROFILE}} seed={_group[0]} train.seed_batch={len(_group)} train.threads={{threads}}")
 
 
