@@ -35,7 +35,7 @@ def rows(declared, profile: str) -> dict:
 
 
 def published_inputs(figure_id: str, tokens: Path, profile: str = "quick") -> dict:
-    """A figure's named inputs from a profile's published results, named as workflow/rules/*.smk name
+    """A figure's named inputs from a profile's published results, named as src/attnlab/jobs.py names
     them (scale_training draws from its table alone)."""
     results = REPO / "results" / profile
     measure = results / "measure"
