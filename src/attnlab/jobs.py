@@ -53,8 +53,7 @@ class Jobs:
         self.root = Path(root)
         self.composed = Composed(self.root)
         self.table_builders, self.figure_builders, self.table_runs = TABLE_BUILDERS, FIGURE_BUILDERS, TABLE_RUNS
-        # --- the pipeline's options (--config name=value) ---
-        options.check_names(config)
+        # --- the pipeline's options (--config name=value, validated against workflow/schemas/config.schema.yaml) ---
         self.profiles = sorted(p.stem for p in (CONFIG_DIR / "profile").glob("*.yaml"))
         self.profile = profile = options.profile_of(config, self.profiles)
         self.profile_config = OmegaConf.create(self.composed(
@@ -67,7 +66,7 @@ class Jobs:
         self.run_names = self.experiments + [f"winograd/{r}" for r in self.winograd_names]
         self.overrides = options.parse_overrides(config["override"], self.run_names) if "override" in config else []
         self.more_seeds = options.more_seeds(config, profile, self.run_names)
-        self.seed_batch = options.seed_batch_of(config)
+        self.seed_batch = config.get("seed_batch", 1)
         # a variant (override= or seeds=, attnlab.options) is written under results/<p>/variants/<name>/
         self.variant_label = options.variant_label(self.overrides, len(self.seeds), self.profile_config.seeds)
         self.variant = options.variant_name(self.variant_label) if self.variant_label else None

@@ -1,5 +1,6 @@
-"""The workflow's options (snakemake --config name=value; their defaults: configs/pipeline.yaml), read into what
-the rules use, each bad value refused in one line that says what is allowed.
+"""The workflow's options (snakemake --config name=value; their defaults: configs/pipeline.yaml; their types and
+bounds: workflow/schemas/config.schema.yaml), read into what the rules use, each bad value refused in one line
+that says what is allowed.
 
 override= or a seeds= other than the profile's make a variant: an ablation beside the published results. The
 runs it changes, and every table, figure, ledger and report built from them, are written under
@@ -13,22 +14,24 @@ import difflib
 import re
 import shlex
 
+import yaml
+
+from attnlab.config import ROOT
 from attnlab.steps import digest, refuse
 
-OPTIONS = {
-    "profile": "which profile to build: full (default), quick, smoke",
-    "seeds": "seeds per trained table row (default: the profile's; rows given more by seeds_per_run keep theirs)",
-    "seeds_per_run": "{profile: {run: seeds}}: rows that train more seeds (configs/pipeline.yaml)",
-    "train_threads": "torch threads per training job",
-    "seed_batch": "seeds without results trained together, up to this many per job (train.seed_batch; pays on a GPU)",
-    "override": "'<scope>: <hydra override> ...' reruns the runs in scope with those overrides",
-}
+SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"  # each option's type, bounds and description
 
 
-def check_names(config: dict) -> None:
-    unknown = sorted(set(config) - set(OPTIONS))
-    if unknown:
-        refuse(f"unknown --config option(s) {unknown}; allowed: " + "; ".join(f"{k} ({v})" for k, v in OPTIONS.items()))
+def explain(error: str) -> str:
+    """A schema's refusal (snakemake.utils.validate's message, which names the failed value and the option's
+    part of the schema) in one line: what is wrong, and what each option allows."""
+    lines = error.splitlines()
+    what = next((line.removeprefix("ValidationError: ") for line in lines if line.startswith("ValidationError: ")), lines[0])
+    option = re.search(r"schema\['properties'\]\['(\w+)'\]", error)
+    described = yaml.safe_load(SCHEMA.read_text())["properties"]
+    allowed = [option.group(1)] if option else list(described)
+    return (f"--config {option.group(1) + ': ' if option else ''}{what}; allowed: "
+            + "; ".join(f"{name} ({described[name]['description']})" for name in allowed))
 
 
 def profile_of(config: dict, profiles: list[str]) -> str:
@@ -40,12 +43,7 @@ def profile_of(config: dict, profiles: list[str]) -> str:
 
 def seeds_of(config: dict, profile_seeds: int) -> list[int]:
     """The seeds of a trained table row: seeds=, else the profile's count."""
-    try:
-        seeds = list(range(int(config.get("seeds", profile_seeds))))
-        assert seeds
-    except (ValueError, AssertionError):
-        refuse(f"seeds={config.get('seeds')!r} must be a whole number >= 1")
-    return seeds
+    return list(range(config.get("seeds", profile_seeds)))
 
 
 def more_seeds(config: dict, profile: str, run_names: list[str]) -> dict[str, int]:
@@ -54,13 +52,6 @@ def more_seeds(config: dict, profile: str, run_names: list[str]) -> dict[str, in
     if not all(run in run_names and str(n).isdigit() and int(n) >= 1 for run, n in more.items()):
         refuse(f"seeds_per_run.{profile}={more!r}: expected {{run: whole number >= 1}}; runs: {run_names}")
     return {run: int(n) for run, n in more.items()}  # --config gives numbers as text
-
-
-def seed_batch_of(config: dict) -> int:
-    batch = config.get("seed_batch", 1)
-    if not (isinstance(batch, int) and batch >= 1):
-        refuse(f"seed_batch={batch!r}: expected a whole number >= 1 (seeds per training job)")
-    return batch
 
 
 def in_scope(scope: str, run: str) -> bool:

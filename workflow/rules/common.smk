@@ -5,9 +5,12 @@
 import shlex
 import sys
 
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 from attnlab.jobs import CLAIMS_FILE, Jobs, named_args
+from attnlab.options import explain
 from attnlab.steps import refuse, why_jobs_run
 
 # Every rule names the project's environment (conda: ENVIRONMENT); under --use-conda Snakemake builds it
@@ -26,6 +29,10 @@ def read_by_key(path: str):
     return path if workflow.dag_settings.forceall or J.registry.producer(path) in forced or path in forced else ancient(path)
 
 
+try:
+    validate(config, schema="../schemas/config.schema.yaml")  # relative to this file
+except WorkflowError as e:
+    refuse(explain(str(e)))
 J = Jobs(config, read_by_key)
 PROFILE, RESULTS, FIGURES, TABLES = J.profile, J.results, J.figures, J.tables
 TRAIN_THREADS = config.get("train_threads", 1)
