@@ -11,7 +11,7 @@ from attnlab import layout, options
 
 @pytest.mark.parametrize("config, named", [({"seeds": "abc"}, "seeds: 'abc' is not of type 'integer'"),
                                            ({"seed_batch": 0}, "seed_batch: 0 is less than the minimum of 1"),
-                                           ({"fast": 1}, "'fast' was unexpected")])
+                                           ({"fast": 1}, "unknown --config option(s) ['fast']")])
 def test_a_bad_option_is_one_line_naming_what_is_allowed(config, named):
     with pytest.raises(WorkflowError) as refused:
         validate(config, schema=str(options.SCHEMA))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
 import re
 import shlex
 from pathlib import Path
@@ -48,11 +47,11 @@ def as_lists(named: dict) -> dict[str, list[str]]:
 class Jobs:
     def __init__(self, config: dict, read_by_key, root: Path = ROOT):
         from attnlab.plots import BUILDERS as FIGURE_BUILDERS
-        from attnlab.tables import BUILDERS as TABLE_BUILDERS, RUNS as TABLE_RUNS, load_families
+        from attnlab.tables import BUILDERS as TABLE_BUILDERS, DECLARED, load_families
 
         self.root = Path(root)
         self.composed = Composed(self.root)
-        self.table_builders, self.figure_builders, self.table_runs = TABLE_BUILDERS, FIGURE_BUILDERS, TABLE_RUNS
+        self.table_builders, self.figure_builders, self.declared = TABLE_BUILDERS, FIGURE_BUILDERS, DECLARED
         # --- the pipeline's options (--config name=value, validated against workflow/schemas/config.schema.yaml) ---
         self.profiles = sorted(p.stem for p in (CONFIG_DIR / "profile").glob("*.yaml"))
         self.profile = profile = options.profile_of(config, self.profiles)
@@ -77,15 +76,10 @@ class Jobs:
         self.tables = {}  # id -> {"inputs", "variant_inputs" (None where the same), "figure_inputs", "figure", ...}
         load_families()  # every @table and @figure builder, so the registry knows which tables have a figure
         self.declare_data()
-        self.declare_attention_scaling()
-        self.declare_ladder()
-        self.declare_norm()
-        self.declare_scale()
-        self.declare_throughput()
-        self.declare_winograd()
-        self.declare_run_tables()
-        self.declare_contradictions()
-        self.declare_every_run_tables()
+        self.declare_measurements()
+        # every table its family declares (attnlab.tables.Declared), those that read other tables' inputs last
+        for table_id in sorted(self.declared, key=lambda t: (self.declared[t].reads_tables, t)):
+            self.add_table(table_id)
 
     # --- shared ---
     def step(self, job: str, own_key: str, outputs: list, inputs: dict | None = None, writes_key: bool = False,
@@ -99,26 +93,28 @@ class Jobs:
     def measurement_code(self, module: str, files: tuple = ()) -> str:
         return self.composed.measurement_code(module, files)
 
-    def add_table(self, table_id, inputs=None, figure_inputs=None, category="Tables", code_files=()):
-        """Register a table: the runs its @table declares (row name -> experiment), `inputs` other files (a
-        function of `variant` for runs a family lays out itself), `code_files` what else the builder reads
+    def under_results(self, named: dict | None) -> dict[str, list[str]]:
+        return {name: [f"{self.results}/{p}" for p in paths] for name, paths in as_lists(named or {}).items()}
+
+    def add_table(self, table_id: str):
+        """Register a table as its family declares it: its runs, its other inputs, what else its builder reads
         (part of its key). A variant's table gets its own job where its inputs differ from the published one's."""
-        if table_id not in self.table_builders:
-            refuse(f"table {table_id!r} has no builder (@table) in src/attnlab/families/")
         if not (self.root / "workflow/report" / f"{table_id}.rst").is_file():
             refuse(f"table {table_id!r} has no caption: write workflow/report/{table_id}.rst")
-        runs = self.table_runs.get(table_id)
+        declared = self.declared[table_id]
 
         def named(variant: bool) -> dict:
-            found = {name: self.run_metrics(run, variant) for name, run in (runs or {}).items()}
-            found.update(as_lists(inputs(variant) if callable(inputs) else inputs or {}))
+            found = {name: self.run_metrics(run, variant) for name, run in (declared.runs or {}).items()}
+            reads = declared.reads
+            found.update(as_lists(reads(self, variant)) if callable(reads) else self.under_results(reads))
             return found
 
         published = named(False)
         in_variant = named(True) if self.variant else published
+        code_files = declared.code_files(self) if callable(declared.code_files) else declared.code_files
         self.tables[table_id] = {"inputs": published, "variant_inputs": in_variant if in_variant != published else None,
-                                 "figure": table_id in self.figure_builders, "category": category,
-                                 "code_files": tuple(code_files), "figure_inputs": as_lists(figure_inputs or {})}
+                                 "figure": table_id in self.figure_builders, "category": "Tables",
+                                 "code_files": tuple(code_files), "figure_inputs": self.under_results(declared.figure_reads)}
 
     # --- data: corpus -> tokenizer -> token cache ---
     def declare_data(self):
@@ -136,7 +132,6 @@ class Jobs:
         self.data_steps = {stage: self.step(stage, key, list(self.data_stages[stage].values()),
                                             {s: list(self.data_stages[s].values())[:1] for s in stages[:i]})
                            for i, stage in enumerate(stages)}
-        self.add_table("corpus", inputs={"meta": self.tokens_record})
 
     # --- training runs: a seed's folder and key (attnlab.layout), in the published results or, where an
     # override changes the run or the seed is one the published results do not train, the variant's folder ---
@@ -203,16 +198,47 @@ class Jobs:
         return [(run, group) for run, s in sorted(seeds.items())
                 for group in self.missing_groups(sorted(s), lambda seed, run=run: self.train_step(run, seed))]
 
-    # --- attention_scaling: one attention layer's time and memory from 128 tokens up, explicit vs fused ---
-    def declare_attention_scaling(self):
-        """Sizes, repeats and the memory budget per profile: configs/measure/attention_scaling.yaml. The
-        measurement's module imports torch: read only when its settings are composed afresh or one of its
-        jobs runs, so planning imports no torch."""
+    # --- the measurements: no training of their own, each under its key (its code in src/attnlab/measure/ and
+    # its settings); their tables read their outputs by path ---
+    def declare_measurements(self):
+        from attnlab.families.winograd import PROBED
+
+        measure = self.profile_config.measure
+        # attention_scaling: one attention layer's time and memory, explicit vs fused (sizes, repeats and the
+        # memory budget: configs/measure/attention_scaling.yaml). Its module imports torch: read only when its
+        # settings are composed afresh or one of its jobs runs, so planning imports no torch.
         self.scaling = f"{self.results}/measure/attention_scaling"
         self.scaling_settings = self.composed(f"attention_scaling {self.profile}",
                                               lambda: importlib.import_module(SCALING_MODULE).load_settings(self.profile))
         self.scaling_code = self.measurement_code(SCALING_MODULE)
-        self.add_table("attention_scaling", inputs={path: self.scaling_step(path).outputs for path in ("explicit", "fused")})
+        for path in ("explicit", "fused"):
+            self.scaling_step(path)
+        # the analytic demonstrations: no training, the same numbers in every profile
+        self.analytic = self.composed("analytic measurements",
+                                      lambda: list(importlib.import_module("attnlab.measure.analytic").MEASUREMENTS))
+        self.analytic_code = self.measurement_code("attnlab.measure.analytic")
+        for name in self.analytic:
+            self.analytic_step(name)
+        # the gradient norms at initialization of the norm family's models: their model configs are part of the key
+        models = [self.composed(f"norm model {n} {self.profile}", lambda: config_hash(compose(
+            [f"experiment=norm/{n}_no_warmup", f"profile={self.profile}"]).model)) for n in ("pre", "post")]
+        self.grad_norms_step = self.step(
+            "measure_norm_grad_init", digest(self.measurement_code("attnlab.measure.grad_norms"),
+                                             dict(measure.norm_grad_init), models),
+            [f"{self.results}/measure/norm_grad_init/grad_norms.csv"], {"tokens": [self.tokens_record]})
+        # random rows of scores (seconds: every profile measures the chapter's sample sizes, configs/measure/
+        # scale.yaml); an edit of the settings or of the measuring code reruns both
+        self.random_rows_code = self.measurement_code("attnlab.measure.random_rows", files=(SCALE_SETTINGS,))
+        for name in RANDOM_ROWS:
+            self.random_rows_step(name)
+        # training speed against a reference, and whole runs per hour
+        self.throughput_step = self.speed_step("throughput", measure.throughput)
+        self.runs_per_hour_step = self.speed_step("runs_per_hour", measure.runs_per_hour)
+        # the Winograd probe: its own sentences, split once per version (by this file's sentence code alone: the
+        # runs' training code does not re-split), and the probed model's circuit by intervention
+        self.winograd = f"{self.results}/measure/winograd"
+        self.split_code = code_hash("src/attnlab/winograd.py", root=self.root)
+        self.probed = PROBED.name
 
     def scaling_memory_mb(self, wildcards) -> int:
         """The budget the measurement keeps to (half the machine's memory by default), as Snakemake's mem_mb
@@ -225,77 +251,14 @@ class Jobs:
         return self.step(f"measure_attention_scaling/{path}", digest(self.scaling_code, self.scaling_settings, path),
                          [f"{self.scaling}/{path}.json"])
 
-    # --- the ladder family's analytic demonstrations: no training, the same numbers in every profile ---
-    def declare_ladder(self):
-        self.analytic = self.composed("analytic measurements",
-                                      lambda: list(importlib.import_module("attnlab.measure.analytic").MEASUREMENTS))
-        self.analytic_code = self.measurement_code("attnlab.measure.analytic")
-        for name in self.analytic:
-            self.add_table(name, inputs={"result": self.analytic_step(name).outputs})
-
     def analytic_step(self, name: str) -> Step:
         return self.step(f"measure_analytic/{name}", digest(self.analytic_code, name),
                          [f"{self.results}/measure/{name}/result.json"])
-
-    # --- the norm family: the gradient norms at initialization of the trained models ---
-    def declare_norm(self):
-        grad_norms = f"{self.results}/measure/norm_grad_init/grad_norms.csv"
-        # the measured models are those of the training runs: their model configs are part of the key
-        models = [self.composed(f"norm model {n} {self.profile}", lambda: config_hash(compose(
-            [f"experiment=norm/{n}_no_warmup", f"profile={self.profile}"]).model)) for n in ("pre", "post")]
-        self.grad_norms_step = self.step(
-            "measure_norm_grad_init", digest(self.measurement_code("attnlab.measure.grad_norms"),
-                                             dict(self.profile_config.measure.norm_grad_init), models),
-            [grad_norms], {"tokens": [self.tokens_record]})
-        self.add_table("norm_grad_init", inputs={"grad_norms": grad_norms})
-        self.add_table("norm_warmup", figure_inputs={"tokens": self.tokens_record})  # runs: @table in families/norm.py
-
-    # --- the sqrt(d_k) family: random-row measurements (seconds: every profile measures the chapter's
-    # sample sizes, configs/measure/scale.yaml) and trained runs ---
-    def declare_scale(self):
-        from attnlab.families.contradictions import hypothesis_of
-        from attnlab.families.scale import SCORE_RUNAWAY, SQRT_DK_RUNS, SWEEP_RUNS
-
-        # an edit of the settings or of the measuring code reruns both measurements
-        self.random_rows_code = self.measurement_code("attnlab.measure.random_rows", files=(SCALE_SETTINGS,))
-        self.add_table("score_variance", inputs=dict(zip(("pairs", "meta"), self.random_rows_step("score_variance").outputs)))
-        for table_id in ("effective_tokens", "softmax_saturation"):
-            self.add_table(table_id, inputs=dict(zip(("rows", "meta"), self.random_rows_step("random_rows").outputs)))
-        self.add_table("score_runaway", inputs=lambda variant: {name: self.run_metrics(run, variant)
-                                                                for name, run in SCORE_RUNAWAY.runs().items()})
-        rows = set(SCORE_RUNAWAY.runs().values()) | {"scale/short_d256_divided", "scale/short_d256_undivided"}
-
-        def sweep_seeds(run: str) -> list[int]:
-            """The seeds the sweep reads of a run: a published row's, a hypothesis's, or (a sweep run) the seeds
-            seeds_per_run names, none by default: the sweep's runs are trained apart and landed with their keys."""
-            if run in SWEEP_RUNS:
-                return self.seeds_of(run, base=0)
-            if run in rows:
-                return self.seeds_of(run)
-            return self.seeds_of(run, base=hypothesis_of(run).seeds_under(self.profile_config.seeds))
-
-        # the claims file gives the chapter's numbers and the ledger's tolerances: part of the table's key
-        self.add_table("sqrt_dk_sweep", inputs=lambda variant: {
-            "claims": [CLAIMS_FILE], **{run: [self.train_step(run, seed).outputs[0] for seed in sweep_seeds(run)]
-                                        for run in SQRT_DK_RUNS}}, code_files=(CLAIMS_FILE,))
 
     def random_rows_step(self, measure: str) -> Step:
         folder = f"{self.results}/measure/{measure}"
         return self.step(f"measure_{measure}", digest(self.random_rows_code, measure),
                          [f"{folder}/{RANDOM_ROWS[measure]}.csv", f"{folder}/meta.json"])
-
-    # --- throughput: training speed against a reference, and runs_per_hour: whole runs per hour ---
-    def declare_throughput(self):
-        measure = self.profile_config.measure
-        self.throughput_step = self.speed_step("throughput", measure.throughput)
-        self.add_table("throughput", inputs={"throughput": self.throughput_step.outputs})
-        self.runs_per_hour_step = self.speed_step("runs_per_hour", measure.runs_per_hour)
-        # the GPU's rows: measured by hand where there is one (attnlab.measure.runs_per_hour_gpu) and committed;
-        # until then the profile's GPU modes (measure.runs_per_hour_gpu), each row saying it was not measured
-        gpu = f"{self.results}/measure/runs_per_hour/runs_per_hour_gpu.json"
-        gpu_rows = {"runs_per_hour_gpu": [gpu]} if os.path.exists(gpu) else \
-            {"gpu_modes": [f"configs/profile/{self.profile}.yaml"]} if "runs_per_hour_gpu" in measure else {}
-        self.add_table("runs_per_hour", inputs={"runs_per_hour": self.runs_per_hour_step.outputs, **gpu_rows})
 
     def speed_step(self, name: str, settings) -> Step:
         """A speed measurement: its key covers its code, its settings and the config hashes of the experiments
@@ -306,24 +269,7 @@ class Jobs:
         key = digest(self.measurement_code(f"attnlab.measure.{name}"), OmegaConf.to_container(settings), timed)
         return self.step(f"measure_{name}", key, [f"{self.results}/measure/{name}/{name}.json"])
 
-    # --- the Winograd probe: its own sentences, split once per version, short dedicated training runs ---
-    def declare_winograd(self):
-        from attnlab.families.winograd import PROBED, VERSIONS
-
-        self.winograd = f"{self.results}/measure/winograd"
-        # the split is drawn by this file's sentence code alone (the runs' training code does not re-split)
-        self.split_code = code_hash("src/attnlab/winograd.py", root=self.root)
-        self.probed = PROBED.name
-        for version, models in VERSIONS.items():
-            self.add_table(f"winograd_{version}", inputs=lambda variant, version=version, models=models:
-                           {m.name: self.winograd_runs(version, m.name, variant=variant) for m in models})
-        for table_id in ("winograd_attention", "winograd_adjectives"):
-            self.add_table(table_id, inputs=lambda variant: {"probe": self.winograd_runs("role", PROBED.name, "probe.json", variant)})
-        interventions = [self.interventions_step(seed).outputs[0]
-                         for seed in range(self.profile_config.measure.winograd_interventions.seeds)]
-        for table_id in ("winograd_heads", "winograd_patching", "winograd_circuits"):
-            self.add_table(table_id, inputs={"interventions": interventions})
-
+    # --- the Winograd probe: short dedicated training runs scored at one position ---
     @functools.lru_cache(maxsize=None)
     def split_step(self, version: str) -> Step:
         language = self.composed(f"language {version}",
@@ -386,6 +332,11 @@ class Jobs:
                 for group in self.missing_groups(self.winograd_published_seeds(v, m),
                                                  lambda seed, v=v, m=m: self.winograd_step(v, m, seed))]
 
+    def interventions(self) -> list[str]:
+        """interventions.json of each published seed the profile measures (measure.winograd_interventions.seeds)."""
+        return [self.interventions_step(seed).outputs[0]
+                for seed in range(self.profile_config.measure.winograd_interventions.seeds)]
+
     def interventions_folder(self, seed) -> str:
         return run_folder(self.results, f"winograd/role_{self.probed}", seed)
 
@@ -399,30 +350,17 @@ class Jobs:
                          [f"{self.interventions_folder(seed)}/{INTERVENTIONS}"],
                          {"run": run.outputs, "split": self.split_step("role").outputs[:1]})
 
-    # --- tables that declare only their runs (@table(runs=...)) ---
-    def declare_run_tables(self):
-        """A table whose @table declares its runs and reads nothing else needs no declaration here; a builder
-        nothing registers is an error, not a table that never builds."""
-        for table_id in sorted(set(self.table_runs) - set(self.tables)):
-            self.add_table(table_id)
-        undeclared = sorted(set(self.table_builders) - set(self.tables) - {"pipeline_time", "contradictions", "cross_device"})
-        if undeclared:
-            refuse(f"table(s) {undeclared} have a builder but no inputs: declare runs= in @table, or add_table(...) "
-                   "in src/attnlab/jobs.py")
-
-    # --- the contradictions: for every CONTRADICTED claim, the settings tried that the chapter did not state ---
-    def declare_contradictions(self):
-        """Its runs are ordinary runs of their families (configs/experiment/..., configs/winograd/...);
-        attention_scaling's hypotheses are measurements. A hypothesis takes its family table's inputs and
-        replaces the ones it changes."""
+    # --- the contradictions: for every CONTRADICTED claim, the settings tried that the chapter did not state.
+    # Their runs are ordinary runs of their families (configs/experiment/..., configs/winograd/...); attention_scaling's
+    # hypotheses are measurements. A hypothesis takes its family table's inputs and replaces the ones it changes. ---
+    def hypothesis_files(self) -> tuple[str, ...]:
+        """The claims file, read for its rules, and the hypotheses' configs, read for whether they only change
+        training (paired with the published seeds): their text is part of the contradictions' key."""
         from attnlab.families.contradictions import TRAINED
 
-        # the claims file is read for its rules, the hypotheses' configs for whether they only change training
-        # (paired with the published seeds): their text is part of the table's key
-        configs = sorted(str(p.relative_to(self.root)) for h in TRAINED for run in h.runs.values()
-                         for p in [self.root / "configs" / (f"{run}.yaml" if run.startswith("winograd/")
-                                                            else f"experiment/{run}.yaml")] if p.is_file())
-        self.add_table("contradictions", inputs=self.contradiction_inputs, code_files=(CLAIMS_FILE, *configs))
+        return (CLAIMS_FILE, *sorted(str(p.relative_to(self.root)) for h in TRAINED for run in h.runs.values()
+                                     for p in [self.root / "configs" / (f"{run}.yaml" if run.startswith("winograd/")
+                                                                        else f"experiment/{run}.yaml")] if p.is_file()))
 
     @functools.lru_cache(maxsize=None)
     def scaling_threads_step(self, threads: int) -> Step:
@@ -459,13 +397,7 @@ class Jobs:
                 found[f"{h.id}:{name}"] = self.hypothesis_runs(h, h.runs[name], paths) if name in h.runs else paths
         return found
 
-    # --- the tables that read every run: the pipeline's cost and the cross-device pairs ---
-    def declare_every_run_tables(self):
-        # what the profile's training cost, from every run's own clock (src/attnlab/families/pipeline.py)
-        self.add_table("pipeline_time", inputs=self.runs_by_family)
-        # GPU seeds of the published rows against their CPU twins: the same run on both devices
-        self.add_table("cross_device", inputs=self.cross_device_inputs)
-
+    # --- the tables that read every run: the pipeline's cost, the cross-device pairs ---
     def runs_by_family(self, variant: bool) -> dict[str, list[str]]:
         """metrics.json of every run the tables read, by family (Winograd's as `winograd`)."""
         found = {}
@@ -477,17 +409,6 @@ class Jobs:
                     if kind in ("train", "winograd_train") and p == step.outputs[0]:
                         found.setdefault("winograd" if kind == "winograd_train" else name.split("/")[0], set()).add(p)
         return {family: sorted(paths) for family, paths in sorted(found.items())}
-
-    def cross_device_inputs(self, variant: bool) -> dict[str, list[str]]:
-        """The published seeds of each row a cross-device pair is in, and the pairs' CPU twins trained so far
-        (results/<profile>/twins/<folder>/, which no other table reads; src/attnlab/families/cross_device.py)."""
-        from attnlab.families.cross_device import PAIRS, TWINS, folder_of
-
-        rows = {pair.rsplit("/", 1)[0] for pair in PAIRS}
-        published = [p for paths in self.runs_by_family(False).values() for p in paths
-                     if folder_of(p).rsplit("/", 1)[0] in rows]
-        twins = [f"{self.results}/{TWINS}/{pair}/metrics.json" for pair in PAIRS]
-        return {"runs": published, "twins": [p for p in twins if Path(p).is_file()]}
 
     # --- each table's and figure's job: its key is the builder's code (its family module and what it
     # imports) and the keys of what it reads; a variant's, where the variant changes its inputs ---

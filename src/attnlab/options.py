@@ -24,14 +24,19 @@ SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"  # each option's type, bou
 
 def explain(error: str) -> str:
     """A schema's refusal (snakemake.utils.validate's message, which names the failed value and the option's
-    part of the schema) in one line: what is wrong, and what each option allows."""
+    part of the schema) in one line: what is wrong, and what the option (or, for an unknown one, each) allows."""
     lines = error.splitlines()
     what = next((line.removeprefix("ValidationError: ") for line in lines if line.startswith("ValidationError: ")), lines[0])
-    option = re.search(r"schema\['properties'\]\['(\w+)'\]", error)
     described = yaml.safe_load(SCHEMA.read_text())["properties"]
-    allowed = [option.group(1)] if option else list(described)
-    return (f"--config {option.group(1) + ': ' if option else ''}{what}; allowed: "
-            + "; ".join(f"{name} ({described[name]['description']})" for name in allowed))
+    option = re.search(r"schema\['properties'\]\['(\w+)'\]", error)
+    unknown = re.search(r"\((.*) (?:was|were) unexpected\)", what)
+    if unknown:
+        names = re.findall(r"'([^']*)'", unknown.group(1))
+        what = f"unknown --config option(s) {names}"
+    elif option:
+        what = f"--config {option.group(1)}: {what}"
+    return f"{what}; allowed: " + "; ".join(f"{name} ({described[name]['description']})"
+                                             for name in ([option.group(1)] if option else described))
 
 
 def profile_of(config: dict, profiles: list[str]) -> str:

@@ -30,7 +30,7 @@ from attnlab import style  # noqa: E402
 from attnlab.claims import Missing, load_claims  # noqa: E402
 from attnlab.claims.evaluate import select  # noqa: E402
 from attnlab.claims.rules import is_number  # noqa: E402
-from attnlab.tables import VARIANT, load_families, own_rows, parse_named, registry  # noqa: E402
+from attnlab.tables import ABLATION_COLUMN, load_families, own_rows, parse_named, registry  # noqa: E402
 
 BUILDERS = {}
 figure = registry(BUILDERS)
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
                      "(claims=configs/claims.yaml: the chapter's values)")
     with tempfile.TemporaryDirectory() as scratch, plt.rc_context(style.RC):
         table = pd.read_csv(inputs["table"][0])
-        if VARIANT in table.columns:  # a variant's table: the builder draws the variant's own rows
+        if ABLATION_COLUMN in table.columns:  # a variant's table: the builder draws the variant's own rows
             inputs["table"] = [str(Path(scratch, "table.csv"))]
             own_rows(table).to_csv(inputs["table"][0], index=False)
         fig = BUILDERS[args.figure](inputs, context(args.figure, inputs, args.profile))

@@ -8,7 +8,7 @@ The front, in the shape of a reproduction report (ML Reproducibility Challenge, 
 that counts the analytic and the trained claims apart, the contents, what was reproduced, what did not
 (each claim with ours against the chapter's, its seeds and what was tried), the choices the chapter does
 not state, what was easy and what was hard, what each verdict means, the claims plot and every claim;
-then one section per table in TABLES.md's order: its caption (rendered from the profile's data:
+then one section per table in the chapter's order (each table's declared place, attnlab.tables): its caption (rendered from the profile's data:
 attnlab.captions), the claims it carries, the table itself, where its numbers were made (commits and
 their dates, devices, seeds) and its figure inline. No JavaScript; figures are the pipeline's PNGs,
 embedded, each linking to its SVG beside it. The page never scrolls sideways: on a narrow window the

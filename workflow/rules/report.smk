@@ -6,6 +6,7 @@
 # claims and figure. Snakemake's own report (rule graph, runtimes), whose report(caption=) names the
 # rendered captions: snakemake --report results/<p>/snakemake_report.html --config profile=<p>.
 # The jobs: attnlab.jobs (sink_steps); their key files are in their paths, so each call's are written out.
+# --lint 'mixed rules and functions': sink_rules writes the published results' rules and the variant's.
 
 
 def sink_rules(prefix: str, ledger, plot, captions, page) -> None:

@@ -1,6 +1,7 @@
 # Training runs: results/<profile>/runs/<family>/<run>/seed<k>/ and the Winograd probe's
 # results/<profile>/measure/winograd/<version>/<model>/seed<k>/ (or a variant's folder; attnlab.layout). A run's
 # key is its composed config's hash, so an edited YAML reruns exactly the runs whose config it changes.
+# --lint 'mixed rules and functions': published_only and seed_group_rule serve these rules only.
 from attnlab.jobs import RUN_FILES, SPLIT_FILES, WINOGRAD_FILES
 from attnlab.layout import run_folder
 

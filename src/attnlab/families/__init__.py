@@ -1,5 +1,6 @@
 """One module per table family: its table builders (@table), figure builders (@figure) and the
-rows of its trained tables, declared once here and read by its workflow/rules/<family>.smk."""
+rows of its trained tables and what each table reads (@table), declared once here: the workflow (attnlab.jobs)
+reads every declaration."""
 
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ class Row:
 
 
 def runs_of(rows) -> dict[str, str]:
-    """{row name: experiment}, what a table registers in its .smk file (add_table(runs=...))."""
+    """{row name: experiment}: the runs a table declares (@table(runs=...))."""
     return {row.name: row.experiment for row in rows}
 
 
