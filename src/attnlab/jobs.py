@@ -23,6 +23,7 @@ from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose,
                             model_config)
 from attnlab.layout import run_folder, run_job, seed_groups, seed_key
 from attnlab.steps import Composed, Registry, Step, code_hash, digest, refuse
+from attnlab.tables import chapter_order
 
 CLAIMS_FILE = "configs/claims.yaml"  # the chapter's numbers: the ledger judges them, the figures draw them
 RUN_FILES = ("metrics.json", "curve.csv", "evals.csv", "config.yaml")
@@ -490,7 +491,9 @@ class Jobs:
         report_inputs = {"ledger": claims[:1], "claims_figure": plot.outputs[:1], "table": tables,
                          "figure": [self.figure_png(t, variant) for t in sorted(self.tables) if self.tables[t]["figure"]],
                          "caption": captions.outputs}
-        page = self.step("report", digest(self.composed.module_code("attnlab.report"), self.trained_tables()),
+        # the report's sections follow the tables' declared places (attnlab.tables.chapter_order): part of its key
+        page = self.step("report", digest(self.composed.module_code("attnlab.report"), self.trained_tables(),
+                                          chapter_order()),
                          [f"{home}/report.html"], report_inputs, writes_key=True, home=home)
         return [ledger, plot, captions, page]
 

@@ -80,12 +80,6 @@ def chapter_order() -> list[str]:
     return sorted(DECLARED, key=lambda t: (DECLARED[t].place, t))
 
 
-def chapter_place(table_id: str) -> int:
-    """Where a table's section goes: its place in chapter_order(), or after all of them."""
-    order = chapter_order()
-    return order.index(table_id) if table_id in order else len(order)
-
-
 def held_out(metrics: dict, length: int | None = None) -> float:
     """Held-out perplexity at `length` (default: the shortest evaluated window, the training length
     where a run evaluates several); NaN if diverged."""

@@ -9,7 +9,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
-from attnlab.jobs import CLAIMS_FILE, Jobs, named_args
+from attnlab.jobs import CLAIMS_FILE, Jobs, chapter_order, named_args
 from attnlab.options import explain
 from attnlab.steps import refuse, why_jobs_run
 

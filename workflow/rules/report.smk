@@ -59,13 +59,14 @@ def sink_rules(prefix: str, ledger, plot, captions, page) -> None:
         params:
             args=named_args({k: v for k, v in page.inputs.items() if k != "ledger"}),
             trained=",".join(J.trained_tables()),
+            order=",".join(chapter_order()),
             key=page.key,
         resources: mem_mb=1000, runtime=5
         log: f"{page.home}/logs/report.log"
         conda: ENVIRONMENT
         shell:
             logged_with_key("{PYTHON} -m attnlab.report --profile {PROFILE} --ledger {input.ledger} --out {output.html} "
-                            "--trained {params.trained} {params.args}")
+                            "--trained {params.trained} --order {params.order} {params.args}")
 
 
 sink_rules("", *J.sink_steps(False))
