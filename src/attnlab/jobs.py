@@ -1,10 +1,11 @@
 """Every job of one call of the workflow, with its key (attnlab.steps), and the table registry: what each table
-reads. The rules (workflow/rules/*.smk) read these through input functions; the workflow hands in the one piece
-that needs Snakemake, how a costly job reads its inputs (read_by_key).
+reads, as its family module declares it (attnlab.tables.Declared). The rules (workflow/rules/*.smk) read these
+through input functions; the workflow hands in the one piece that needs Snakemake, how a costly job reads its
+inputs (read_by_key).
 
-Jobs are registered in the order the chapter's results are made: the data stages, each family's measurements
-and tables, the contradictions (which take their family tables' inputs), the tables that read every run (the
-pipeline's cost, the cross-device pairs); then, asked for by the rules, each table's and figure's job and the
+Jobs are registered in the order the chapter's results are made: the data stages, the measurements, then every
+declared table with the runs it reads (those that read other tables' inputs last: the contradictions, then the
+pipeline's cost and the cross-device pairs); then, asked for by the rules, each table's and figure's job and the
 ledger, its plot, the captions and the report (the sinks), whose keys cover the keys of what they read.
 """
 
