@@ -18,7 +18,8 @@ from attnlab.families.ladder import AVERAGE_LADDER, LADDER
 from attnlab.families.norm import NORM_WARMUP
 from attnlab.families.positions import SCHEMES
 from attnlab.families.scale import SCORE_RUNAWAY
-from attnlab.tables import load_families
+from attnlab.families import load_families
+
 
 REPO = Path(__file__).resolve().parents[1]
 QUICK = REPO / "results" / "quick"

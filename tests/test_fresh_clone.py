@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.tables import BUILDERS as TABLE_BUILDERS, load_families
+from attnlab.families import load_families
+from attnlab.tables import BUILDERS as TABLE_BUILDERS
 
 pytestmark = pytest.mark.slow  # Snakemake dry runs in a copy of the repository
 

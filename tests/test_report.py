@@ -14,8 +14,8 @@ from PIL import Image
 
 from attnlab import report
 from attnlab.config import ROOT
-from attnlab.tables import (BUILDERS as TABLE_BUILDERS, DECLARED, chapter_order, for_people, load_families, provenance,
-                            seed_ids)
+from attnlab.families import load_families
+from attnlab.tables import BUILDERS as TABLE_BUILDERS, DECLARED, chapter_order, for_people, provenance, seed_ids
 
 LEDGER = pd.DataFrame([
     {"id": "ladder.block", "table": "ladder", "statement": "s", "chapter": "38.07", "reproduced": "38.09 ± 0.3529",

@@ -49,7 +49,8 @@ def as_lists(named: dict) -> dict[str, list[str]]:
 class Jobs:
     def __init__(self, config: dict, read_by_key, root: Path = ROOT):
         from attnlab.plots import BUILDERS as FIGURE_BUILDERS
-        from attnlab.tables import BUILDERS as TABLE_BUILDERS, DECLARED, load_families
+        from attnlab.families import load_families
+        from attnlab.tables import BUILDERS as TABLE_BUILDERS, DECLARED
 
         self.root = Path(root)
         self.composed = Composed(self.root)
@@ -415,7 +416,7 @@ class Jobs:
     # --- each table's and figure's job: its key is the builder's code (its family module and what it
     # imports) and the keys of what it reads; a variant's, where the variant changes its inputs ---
     def builder_code(self, builder, files=()) -> str:
-        return self.composed.module_code("attnlab.tables", "attnlab.plots", builder.__module__, files=files)
+        return self.composed.module_code("attnlab.families.__main__", builder.__module__, files=files)
 
     def has_variant(self, table_id: str) -> bool:
         return bool(self.tables[table_id]["variant_inputs"])

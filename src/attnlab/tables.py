@@ -1,7 +1,7 @@
 """Tables: every table id has one builder that turns its named inputs into a DataFrame;
 this module writes it as CSV (machine-readable) and Markdown (for people).
 
-    python -m attnlab.tables <id> --csv out.csv --md out.md name=path [name=path ...]
+    python -m attnlab.families table <id> --csv out.csv --md out.md name=path [name=path ...]
 
 A name given several times (one path per seed) arrives as a list. Builders live in
 attnlab.families.<family> and register with @table("<id>").
@@ -10,11 +10,8 @@ attnlab.families.<family> and register with @table("<id>").
 from __future__ import annotations
 
 import argparse
-import importlib
 import io
 import math
-import pkgutil
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,13 +62,6 @@ def table(table_id: str, **declared):
         DECLARED[table_id] = Declared(**declared)
         return fn
     return register
-
-
-def load_families() -> None:
-    """Import every attnlab.families module so their builders register."""
-    import attnlab.families as families
-    for module in pkgutil.iter_modules(families.__path__):
-        importlib.import_module(f"attnlab.families.{module.name}")
 
 
 def chapter_order() -> list[str]:
@@ -310,7 +300,7 @@ def parse_named(items: list[str]) -> dict[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    load_families()
+    """A table's command line (python -m attnlab.families table ...: every family's builder registered)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("table", choices=sorted(BUILDERS))
     parser.add_argument("--csv", required=True)
@@ -326,9 +316,3 @@ def main(argv: list[str] | None = None) -> None:
         df = beside_published(published, pd.read_csv(io.StringIO(df.to_csv(index=False))), args.label)
     write_table(df, args.csv, args.md, args.table + (f" (variant: {args.label})" if args.published else ""))
 
-
-if __name__ == "__main__":
-    # builders register into the importable module, not into this __main__ copy
-    from attnlab import tables
-
-    tables.main(sys.argv[1:])

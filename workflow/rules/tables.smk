@@ -31,7 +31,7 @@ def build_rule(name: str, step, command: str, category: str, table_id: str) -> N
 for _id, _variant in J.builds():
     _prefix = "variant_" if _variant else ""
     build_rule(f"{_prefix}table_{_id}", J.table_step(_id, _variant),
-               f"attnlab.tables {_id} --csv {{output.first}} --md {{output.second}}", TABLES[_id]["category"], _id)
+               f"attnlab.families table {_id} --csv {{output.first}} --md {{output.second}}", TABLES[_id]["category"], _id)
     if TABLES[_id]["figure"]:
         build_rule(f"{_prefix}figure_{_id}", J.figure_step(_id, _variant),
-                   f"attnlab.plots {_id} --profile {{PROFILE}} --out {{output.first}}", "Figures", _id)
+                   f"attnlab.families figure {_id} --profile {{PROFILE}} --out {{output.first}}", "Figures", _id)

@@ -2,9 +2,18 @@
 rows of its trained tables and what each table reads (@table), declared once here: the workflow (attnlab.jobs)
 reads every declaration."""
 
+import importlib
+import pkgutil
 from dataclasses import dataclass
 
 from attnlab.runs import load_runs
+
+
+def load_families() -> None:
+    """Import every family module, so that its builders register (attnlab.tables, attnlab.plots)."""
+    for module in pkgutil.iter_modules(__path__):
+        if module.name != "__main__":
+            importlib.import_module(f"{__name__}.{module.name}")
 
 
 @dataclass(frozen=True)
