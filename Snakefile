@@ -4,7 +4,6 @@
 # Every job and its key, and what each table reads: src/attnlab/jobs.py; the rules: workflow/rules/.
 
 configfile: "configs/pipeline.yaml"
-
 report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"

@@ -1,9 +1,8 @@
 # The measurements: no training of their own, each under its key (its code in src/attnlab/measure/, its
 # settings; attnlab.jobs), written under results/<profile>/measure/<name>/ and read by their tables.
-# Timings take every core (Snakemake caps this at --cores), so no other job distorts them.
 import os
 
-ALL_CORES = os.cpu_count() or 1
+ALL_CORES = os.cpu_count() or 1  # timings take every core (capped at --cores): no other job distorts them
 
 
 # the analytic demonstrations: the same numbers in every profile
