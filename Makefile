@@ -41,7 +41,7 @@ reproduce: env  ## every table, figure, the ledger and report.html at the chapte
 	@$(call snakemake_report,full)
 
 # One machine with one GPU: the training first, GPU_SLOTS jobs sharing the GPU (each holds one gpu_slots,
-# workflow/rules/train.smk), each folding up to SEED_BATCH seeds without results (train.seed_batch); then
+# TRAIN_RESOURCES in workflow/rules/train.smk), each folding up to SEED_BATCH seeds without results (train.seed_batch); then
 # the measurements, which take every core, alone. What the training costs is printed before it starts.
 GPU_SLOTS ?= 15
 SEED_BATCH ?= 10

@@ -199,7 +199,8 @@ def test_snakemakes_own_caption_renders_without_a_docutils_warning(config):
 
 def test_the_lost_tables_listed_are_tables_of_ours():
     """choices.rst lists the chapter's tables whose text is gone (numbers only in its prose): each is a table here."""
-    from attnlab.tables import BUILDERS, load_families
+    from attnlab.families import load_families
+    from attnlab.tables import BUILDERS
 
     load_families()
     text = (REPO / "workflow/report/choices.rst").read_text(encoding="utf-8")

@@ -18,7 +18,8 @@ from attnlab.families.ladder import AVERAGE_LADDER, LADDER
 from attnlab.families.norm import NORM_WARMUP
 from attnlab.families.positions import SCHEMES
 from attnlab.families.scale import SCORE_RUNAWAY
-from attnlab.tables import load_families
+from attnlab.families import load_families
+
 
 REPO = Path(__file__).resolve().parents[1]
 QUICK = REPO / "results" / "quick"
@@ -35,7 +36,7 @@ def rows(declared, profile: str) -> dict:
 
 
 def published_inputs(figure_id: str, tokens: Path, profile: str = "quick") -> dict:
-    """A figure's named inputs from a profile's published results, named as workflow/rules/*.smk name
+    """A figure's named inputs from a profile's published results, named as src/attnlab/jobs.py names
     them (scale_training draws from its table alone)."""
     results = REPO / "results" / profile
     measure = results / "measure"

@@ -5,6 +5,7 @@ those are built, nothing. One override plans exactly its run and what reads it; 
 plans its job and everything downstream; reading the workflow changes no file; and every Snakemake
 command in the README dry-runs."""
 
+import csv
 import itertools
 import json
 import os
@@ -17,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.tables import BUILDERS as TABLE_BUILDERS, load_families
+from attnlab.families import load_families
+from attnlab.tables import BUILDERS as TABLE_BUILDERS
 
 pytestmark = pytest.mark.slow  # Snakemake dry runs in a copy of the repository
 
@@ -74,6 +76,7 @@ def test_a_fresh_clone_plans_nothing_that_is_published(clone, profile):
     assert "Nothing to be done" in out
 
 
+CLAIMS = "configs/claims.yaml"
 COSTLY = ("train", "winograd_train", "measure_", "key", "corpus", "tokenizer", "tokens", "winograd_split")
 
 
@@ -372,25 +375,45 @@ def toy(inputs) -> pd.DataFrame:
     return pd.DataFrame([{"model": row.label, **run_columns(runs)} for row, _, runs in trained_rows(ROWS, inputs)])
 '''
 
+TOY_CLAIM = """
+- id: toy.block_learns
+  table: toy
+  statement: One block ends below the held-out perplexity of a uniform guess over the vocabulary.
+  chapter: 4096
+  value: {column: held_out_ppl, where: {model: one block}}
+  rule: {kind: below, than: 4096}
+"""
 
-def test_a_new_table_is_one_module_and_one_caption(clone):
-    """README "Add a table": its family module (rows, builder) and its caption; the workflow finds both,
-    and without the caption says so in one line."""
-    module, caption = clone / "src/attnlab/families/toy.py", clone / "workflow/report/toy.rst"
+
+def test_a_new_table_is_one_module_one_caption_and_its_claims(clone):
+    """README "Add a table": its family module (rows, builder), its caption and its claim in configs/claims.yaml,
+    nothing else; the workflow finds the table and the ledger judges its claim, and without the caption the
+    workflow says so in one line."""
+    module, caption, claims = clone / "src/attnlab/families/toy.py", clone / "workflow/report/toy.rst", clone / CLAIMS
     module.write_text(TOY_FAMILY)
+    published_claims = claims.read_text()
+    claims.write_text(published_claims + TOY_CLAIM)
     try:
         missing = snakemake(clone, "-n", "--cores", "1", "--config", "profile=quick")
         caption.write_text("One block and its held-out perplexity.\n")
         jobs, _ = dry_run(clone, "--config", "profile=quick")
         built = snakemake(clone, "--cores", "1", "table_toy", "--config", "profile=quick")
         table = (clone / "results/quick/tables/toy.csv").read_text()
+        judged = subprocess.run([sys.executable, "-m", "attnlab.claims", "check", "--profile", "quick", "--csv",
+                                 str(clone / "toy_claims.csv"), "--md", str(clone / "toy_claims.md"),
+                                 "results/quick/tables/toy.csv"], cwd=clone, capture_output=True, text=True,
+                                env={**os.environ, "PYTHONPATH": str(clone / "src")})
+        ledger = {row["id"]: row for row in csv.DictReader((clone / "toy_claims.csv").open())}
     finally:
-        for path in (module, caption, *clone.glob("results/quick/tables/toy.*"), *clone.glob("results/quick/stamps/table_toy/*"),
-                     *clone.glob("results/quick/logs/table_toy.log")):
+        claims.write_text(published_claims)
+        for path in (module, caption, *clone.glob("toy_claims.*"), *clone.glob("results/quick/tables/toy.*"),
+                     *clone.glob("results/quick/stamps/table_toy/*"), *clone.glob("results/quick/logs/table_toy.log")):
             path.unlink(missing_ok=True)
     assert missing.returncode != 0 and "error: table 'toy' has no caption: write workflow/report/toy.rst" in missing.stderr
-    assert "table_toy" in jobs and not {j for j in jobs if j.startswith(COSTLY)}, jobs
+    assert {"table_toy", "claims"} <= set(jobs) and not {j for j in jobs if j.startswith(COSTLY)}, jobs
     assert built.returncode == 0 and table.startswith("model,params,") and "one block" in table
+    assert judged.returncode == 0, judged.stderr[-2000:]
+    assert ledger["toy.block_learns"]["verdict"] not in ("", "MISSING"), ledger["toy.block_learns"]
 
 
 def test_planning_imports_no_torch(clone):

@@ -134,7 +134,7 @@ def test_diverging_run_is_recorded(workdir):
     out = workdir / "tables"
     reference = workdir / "runs/reference/metrics.json"
     result = subprocess.run(
-        [sys.executable, "-m", "attnlab.tables", "average_ladder", "--csv", out / "t.csv", "--md", out / "t.md",
+        [sys.executable, "-m", "attnlab.families", "table", "average_ladder", "--csv", out / "t.csv", "--md", out / "t.md",
          f"no_context={reference}", f"average={run_dir / 'metrics.json'}"],
         env=environ(), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

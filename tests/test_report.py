@@ -14,7 +14,8 @@ from PIL import Image
 
 from attnlab import report
 from attnlab.config import ROOT
-from attnlab.tables import BUILDERS as TABLE_BUILDERS, CHAPTER_ORDER, for_people, load_families, provenance, seed_ids
+from attnlab.families import load_families
+from attnlab.tables import BUILDERS as TABLE_BUILDERS, DECLARED, chapter_order, for_people, provenance, seed_ids
 
 LEDGER = pd.DataFrame([
     {"id": "ladder.block", "table": "ladder", "statement": "s", "chapter": "38.07", "reproduced": "38.09 ± 0.3529",
@@ -194,10 +195,12 @@ def test_a_claims_kind_is_the_ledgers_where_it_says_else_its_tables():
 
 
 def test_the_registry_is_the_one_list_of_tables():
-    """The report's order names exactly the registered builders, and workflow/README.md's table of tables
-    describes each of them (and nothing else)."""
+    """The report's order is every registered table's declared place, each its own (none left to the id's
+    alphabet), and workflow/README.md's table of tables describes each of them (and nothing else)."""
     load_families()
-    assert sorted(CHAPTER_ORDER) == sorted(TABLE_BUILDERS)
+    places = [DECLARED[t].place for t in chapter_order()]
+    assert sorted(chapter_order()) == sorted(TABLE_BUILDERS) and places == sorted(set(places))
+    assert chapter_order()[0] == "corpus" and max(places) < float("inf")
     readme = (Path(__file__).resolve().parents[1] / "workflow/README.md").read_text()
     section = readme[readme.index("## The tables"):readme.index("## Add a row")]
     described = {i for row in re.findall(r"^\| (`.*?) \|", section, re.M) for i in re.findall(r"`(\w+)`", row)}

@@ -6,7 +6,8 @@ import pytest
 from attnlab.compare import is_timing
 from attnlab.data import write_json
 from attnlab.measure import runs_per_hour
-from attnlab.tables import BUILDERS as TABLES, load_families
+from attnlab.families import load_families
+from attnlab.tables import BUILDERS as TABLES
 
 pytestmark = pytest.mark.slow  # each mode trains steps of the chapter's model, bf16 among them
 

@@ -17,7 +17,8 @@ from attnlab.families import throughput as family
 from attnlab.measure import throughput
 from attnlab.model import PRECISIONS, LanguageModel, ModelConfig
 from attnlab.plots import BUILDERS as FIGURES
-from attnlab.tables import BUILDERS as TABLES, load_families
+from attnlab.families import load_families
+from attnlab.tables import BUILDERS as TABLES
 
 TINY = ModelConfig(vocab_size=64, d_model=16, context=8, n_heads=2, n_blocks=2)
 

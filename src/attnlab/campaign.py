@@ -45,6 +45,7 @@ import tarfile
 import time
 from pathlib import Path
 
+from attnlab.layout import run_folder, run_job, seed_groups, seed_key
 from attnlab.root import find_root
 
 # stdlib only at import: `train` runs on a machine that may lack Hydra until it installs the wheels
@@ -61,12 +62,8 @@ ARCHIVE_MARGIN_S = 20
 # ---------------------------------------------------------------- the plan (here: needs attnlab.config)
 
 def run_home(profile: str, run: str) -> tuple[str, str]:
-    """(folder pattern, key job pattern) of a run's seeds, as the pipeline lays them out."""
-    if run.startswith("winograd/"):
-        version, _, model = run.removeprefix("winograd/").partition("_")
-        folder = f"results/{profile}/measure/winograd/{version}/{model}/seed{{seed}}"
-        return folder, f"winograd_train/{version}/{model}/seed{{seed}}"
-    return f"results/{profile}/runs/{run}/seed{{seed}}", f"train/{run}/seed{{seed}}"
+    """(folder pattern, key job pattern) of a run's seeds, as the pipeline lays them out (attnlab.layout)."""
+    return run_folder(f"results/{profile}", run, "{seed}"), run_job(run, "{seed}")
 
 
 def composed_run(profile: str, run: str):
@@ -77,14 +74,6 @@ def composed_run(profile: str, run: str):
     if run.startswith("winograd/"):
         return compose_run(run.removeprefix("winograd/"), [f"profile={profile}"])
     return compose([f"experiment={run}", f"profile={profile}"])
-
-
-def seed_key(cfg, seed: int) -> str:
-    from attnlab.config import config_hash
-
-    cfg = cfg.copy()
-    cfg.seed = seed
-    return config_hash(cfg)
 
 
 def run_flops(cfg) -> float:
@@ -142,22 +131,16 @@ def plan(profile: str, extra: dict[str, int] | None = None, seed_batch: int = 10
     for run, count in sorted(planned_counts(profile, extra or {}).items()):
         cfg = composed_run(profile, run)
         folder, job = run_home(profile, run)
-        missing = []
+        missing = {}  # seed -> its key
         for seed in range(count):
             key = seed_key(cfg, seed)
             done = (root / folder.format(seed=seed) / "metrics.json").exists() and \
                 (root / f"results/{profile}/stamps" / job.format(seed=seed) / f"{key}.key").exists()
             if not done:
-                missing.append((seed, key))
+                missing[seed] = key
         flops = run_flops(cfg)
-        for seed, key in missing:
-            if groups and groups[-1]["run"] == run and groups[-1]["seeds"][-1] == seed - 1 \
-                    and len(groups[-1]["seeds"]) < seed_batch:
-                groups[-1]["seeds"].append(seed)
-                groups[-1]["keys"].append(key)
-            else:
-                groups.append({"run": run, "seeds": [seed], "keys": [key], "folder": folder, "job": job,
-                               "run_flops": flops})
+        groups += [{"run": run, "seeds": seeds, "keys": [missing[s] for s in seeds], "folder": folder, "job": job,
+                    "run_flops": flops} for seeds in seed_groups(list(missing), seed_batch)]
     return groups
 
 

@@ -1,6 +1,6 @@
 """Figures: one builder per figure id, one style for all (attnlab.style); headless (Agg).
 
-    python -m attnlab.plots <id> --profile P --out fig.png table=table.csv claims=configs/claims.yaml name=path [...]
+    python -m attnlab.families figure <id> --profile P --out fig.png table=table.csv claims=configs/claims.yaml name=path [...]
 
 writes fig.png and, beside it, fig.svg (style.save: the same bytes from the same inputs).
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from attnlab import style  # noqa: E402
 from attnlab.claims import Missing, load_claims  # noqa: E402
 from attnlab.claims.read import select  # noqa: E402
 from attnlab.claims.rules import is_number  # noqa: E402
-from attnlab.tables import VARIANT, load_families, own_rows, parse_named, registry  # noqa: E402
+from attnlab.tables import ABLATION_COLUMN, own_rows, parse_named, registry  # noqa: E402
 
 BUILDERS = {}
 figure = registry(BUILDERS)
@@ -149,7 +148,7 @@ def flat(chapter) -> list:
 
 
 def main(argv: list[str] | None = None) -> None:
-    load_families()
+    """A figure's command line (python -m attnlab.families figure ...: every family's builder registered)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("figure", choices=sorted(BUILDERS))
     parser.add_argument("--out", required=True, help="the PNG; the SVG is written beside it")
@@ -165,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
                      "(claims=configs/claims.yaml: the chapter's values)")
     with tempfile.TemporaryDirectory() as scratch, plt.rc_context(style.RC):
         table = pd.read_csv(inputs["table"][0])
-        if VARIANT in table.columns:  # a variant's table: the builder draws the variant's own rows
+        if ABLATION_COLUMN in table.columns:  # a variant's table: the builder draws the variant's own rows
             inputs["table"] = [str(Path(scratch, "table.csv"))]
             own_rows(table).to_csv(inputs["table"][0], index=False)
         fig = BUILDERS[args.figure](inputs, context(args.figure, inputs, args.profile))
@@ -174,9 +173,3 @@ def main(argv: list[str] | None = None) -> None:
         style.save(fig, args.out)
         plt.close(fig)
 
-
-if __name__ == "__main__":
-    # builders register into the importable module, not into this __main__ copy
-    from attnlab import plots
-
-    plots.main(sys.argv[1:])

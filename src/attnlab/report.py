@@ -8,7 +8,7 @@ The front, in the shape of a reproduction report (ML Reproducibility Challenge, 
 that counts the analytic and the trained claims apart, the contents, what was reproduced, what did not
 (each claim with ours against the chapter's, its seeds and what was tried), the choices the chapter does
 not state, what was easy and what was hard, what each verdict means, the claims plot and every claim;
-then one section per table in TABLES.md's order: its caption (rendered from the profile's data:
+then one section per table in the chapter's order (each table's declared place, attnlab.tables): its caption (rendered from the profile's data:
 attnlab.captions), the claims it carries, the table itself, where its numbers were made (commits and
 their dates, devices, seeds) and its figure inline. No JavaScript; figures are the pipeline's PNGs,
 embedded, each linking to its SVG beside it. The page never scrolls sideways: on a narrow window the
@@ -35,7 +35,7 @@ from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
 from attnlab.families.throughput import NOT_ON_A_GPU
 from attnlab.style import VERDICT_COLOURS, VERDICT_MARKS
-from attnlab.tables import chapter_place, for_people, parse_named, tally
+from attnlab.tables import for_people, parse_named, tally
 
 REPRODUCED = ("MATCH", "CONCLUSION HOLDS")
 # the chapter's one run is a plausible draw of ours, agreement to its tolerance not shown: listed with what was
@@ -511,11 +511,13 @@ def machines(frames: dict[str, pd.DataFrame]) -> list[str]:
 
 def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, captions: dict,
           claims_figure: Path | None = None, folder: Path = Path("."), trained: set[str] = frozenset(),
-          git: Git | None = None) -> str:
+          git: Git | None = None, order: list[str] = ()) -> str:
     """The page; `folder`: where it is written, which its links to SVGs are relative to; `trained`: the
-    tables that read training runs (a claim's kind where the ledger does not say)."""
+    tables that read training runs (a claim's kind where the ledger does not say); `order`: the tables in the
+    chapter's order (attnlab.tables.chapter_order, from the workflow; a table it does not name comes last)."""
     git = git or Git()
-    ids = sorted(tables, key=lambda t: (chapter_place(t), t))
+    place = {t: i for i, t in enumerate(order)}
+    ids = sorted(tables, key=lambda t: (place.get(t, len(place)), t))
     frames = {t: pd.read_csv(tables[t], keep_default_na=False, na_values=[""], dtype=dict.fromkeys(PROVENANCE, str))
               for t in ids}
     titles = {t: caption_title(captions.get(t, "")) or t.replace("_", " ") for t in ids}
@@ -588,6 +590,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--trained", default="", help="the tables that read training runs, comma-separated (a "
                                                           "claim's kind where the ledger has no `kind` column)")
+    parser.add_argument("--order", default="", help="the tables in the chapter's order, comma-separated")
     parser.add_argument("inputs", nargs="*", help="table=<csv> figure=<png> caption=<rst> (rendered: attnlab.captions), "
                                                   "named by their stem; claims_figure=<png> (python -m attnlab.claims.plot)")
     args = parser.parse_intermixed_args(argv)
@@ -599,7 +602,7 @@ def main(argv: list[str] | None = None) -> None:
     page = build(args.profile, pd.read_csv(args.ledger), by_id["table"], by_id["figure"],
                  {t: p.read_text(encoding="utf-8") for t, p in by_id["caption"].items()},
                  claims_figure[0] if claims_figure else None, args.out.parent,
-                 set(filter(None, args.trained.split(","))))
+                 set(filter(None, args.trained.split(","))), order=args.order.split(","))
     with atomic_path(args.out) as tmp:
         tmp.write_text(page, encoding="utf-8")
 

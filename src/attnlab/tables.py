@@ -1,7 +1,7 @@
 """Tables: every table id has one builder that turns its named inputs into a DataFrame;
 this module writes it as CSV (machine-readable) and Markdown (for people).
 
-    python -m attnlab.tables <id> --csv out.csv --md out.md name=path [name=path ...]
+    python -m attnlab.families table <id> --csv out.csv --md out.md name=path [name=path ...]
 
 A name given several times (one path per seed) arrives as a list. Builders live in
 attnlab.families.<family> and register with @table("<id>").
@@ -10,13 +10,12 @@ attnlab.families.<family> and register with @table("<id>").
 from __future__ import annotations
 
 import argparse
-import importlib
 import io
 import math
-import pkgutil
-import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -35,47 +34,41 @@ def registry(builders: dict):
 
 
 BUILDERS = {}
-RUNS = {}  # table id -> {row name: experiment}: the trained runs a table reads, declared with its builder
+DECLARED = {}  # table id -> Declared: what it reads and where it goes, declared with its builder
 
 
-def table(table_id: str, runs: dict[str, str] | None = None):
-    """@table("ladder", runs=runs_of(LADDER)): files the builder under its id and the runs it reads. The
-    workflow trains those runs and hands the builder their metrics.json per row name; a table that reads
-    other files (measurements, Winograd runs) says which in its workflow/rules/<family>.smk (add_table)."""
+@dataclass(frozen=True)
+class Declared:
+    """A table, besides its builder: the place of its section in the chapter's order (a table without one comes
+    last); the trained runs it reads ({row name: experiment}, one metrics.json per seed); its other inputs (reads:
+    {name: path or paths under results/<profile>/}, or a function (jobs, variant) -> {name: paths} of
+    attnlab.jobs' runs and measurements); what its figure reads besides the table's inputs (figure_reads, as
+    reads); other files its builder reads (code_files, part of its key; or a function of jobs); and whether its
+    inputs are other tables' (reads_tables: 1, a family table's; 2, every table's: declared after those)."""
+
+    place: float = math.inf
+    runs: dict | None = None
+    reads: dict | Callable | None = None
+    figure_reads: dict | None = None
+    code_files: tuple | Callable = ()
+    reads_tables: int = 0
+
+
+def table(table_id: str, **declared):
+    """@table("ladder", place=10, runs=runs_of(LADDER)): files the builder under its id with what it reads
+    (Declared). The workflow (attnlab.jobs) trains and measures those inputs and hands the builder their paths by
+    name; every table is one such declaration, in its family module (src/attnlab/families/)."""
     def register(fn):
         BUILDERS[table_id] = fn
-        if runs is not None:
-            RUNS[table_id] = dict(runs)
+        DECLARED[table_id] = Declared(**declared)
         return fn
     return register
 
 
-# The tables in TABLES.md's order, the chapter's argument from the data to the probe, then the
-# experiments behind what did not reproduce, then the pipeline's own (what the runs cost): the report's
-# sections. A table it does not name (a new one) comes after them (chapter_place).
-CHAPTER_ORDER = ("corpus", "average_ladder", "shuffle_test", "average_equivalence", "averaging_matrix", "score_variance",
-                 "effective_tokens", "softmax_saturation", "scale_training", "score_runaway", "ladder",
-                 "param_breakdown", "gpt2_params", "norm_grad_init", "norm_warmup", "position_extrapolation",
-                 "attention_scaling", "winograd_category", "winograd_role", "winograd_attention",
-                 "winograd_adjectives", "winograd_heads", "winograd_patching", "winograd_circuits", "attention_equivalence", "depth_overfit", "contradictions",
-                 "sqrt_dk_sweep", "pipeline_time", "throughput",
-                 "runs_per_hour", "cross_device")
-
-
-def load_families() -> None:
-    """Import every attnlab.families module so their builders register, and check that the order of
-    the chapter names no table without a builder."""
-    import attnlab.families as families
-    for module in pkgutil.iter_modules(families.__path__):
-        importlib.import_module(f"attnlab.families.{module.name}")
-    unbuilt = set(CHAPTER_ORDER) - set(BUILDERS)
-    if unbuilt:
-        raise ValueError(f"tables.CHAPTER_ORDER names tables without a @table builder: {sorted(unbuilt)}")
-
-
-def chapter_place(table_id: str) -> int:
-    """Where a table's section goes: its place in CHAPTER_ORDER, or after all of them."""
-    return CHAPTER_ORDER.index(table_id) if table_id in CHAPTER_ORDER else len(CHAPTER_ORDER)
+def chapter_order() -> list[str]:
+    """The tables in the chapter's order (their declared places), the chapter's argument from the data to the
+    probe, then the experiments behind what did not reproduce, then the pipeline's own: the report's sections."""
+    return sorted(DECLARED, key=lambda t: (DECLARED[t].place, t))
 
 
 def held_out(metrics: dict, length: int | None = None) -> float:
@@ -261,9 +254,9 @@ def write_table(df: pd.DataFrame, csv_path, md_path, title: str) -> None:
         tmp.write_text(f"## {title}\n\n{to_markdown(df)}\n", encoding="utf-8")
 
 
-# A variant's table (override= or seeds=, workflow/rules/common.smk) shows each published row its
+# A variant's table (override= or seeds=, attnlab.options) shows each published row its
 # runs change beside the variant's: `ablation` says which is which ("" where a row is the same in both).
-VARIANT = "ablation"
+ABLATION_COLUMN = "ablation"
 PUBLISHED_ROW = "published"
 
 
@@ -277,7 +270,7 @@ def beside_published(published: pd.DataFrame, ours: pd.DataFrame, label: str) ->
         return df.astype(object).where(df.notna(), "").astype(str).values.tolist()
 
     def tagged(df, tag):
-        return df.assign(**{VARIANT: tag})[[VARIANT, *columns]]
+        return df.assign(**{ABLATION_COLUMN: tag})[[ABLATION_COLUMN, *columns]]
 
     if len(published) != len(ours):
         return pd.concat([tagged(published, PUBLISHED_ROW), tagged(ours, label)], ignore_index=True)
@@ -293,9 +286,9 @@ def beside_published(published: pd.DataFrame, ours: pd.DataFrame, label: str) ->
 
 def own_rows(df: pd.DataFrame) -> pd.DataFrame:
     """A table as the ledger and the figures read it: a variant's without the published rows it shows."""
-    if VARIANT not in df.columns:
+    if ABLATION_COLUMN not in df.columns:
         return df
-    return df[df[VARIANT] != PUBLISHED_ROW].drop(columns=VARIANT).reset_index(drop=True)
+    return df[df[ABLATION_COLUMN] != PUBLISHED_ROW].drop(columns=ABLATION_COLUMN).reset_index(drop=True)
 
 
 def parse_named(items: list[str]) -> dict[str, list[str]]:
@@ -309,7 +302,7 @@ def parse_named(items: list[str]) -> dict[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    load_families()
+    """A table's command line (python -m attnlab.families table ...: every family's builder registered)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("table", choices=sorted(BUILDERS))
     parser.add_argument("--csv", required=True)
@@ -325,9 +318,3 @@ def main(argv: list[str] | None = None) -> None:
         df = beside_published(published, pd.read_csv(io.StringIO(df.to_csv(index=False))), args.label)
     write_table(df, args.csv, args.md, args.table + (f" (variant: {args.label})" if args.published else ""))
 
-
-if __name__ == "__main__":
-    # builders register into the importable module, not into this __main__ copy
-    from attnlab import tables
-
-    tables.main(sys.argv[1:])

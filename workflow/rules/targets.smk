@@ -3,7 +3,7 @@
 # profile than --config profile= builds. These rules match only what no other rule makes.
 # --lint 'mixed rules and functions': no_such_target serves these three rules only.
 _TABLE_IDS = f"(?:{'|'.join(TABLES)})"
-_OTHER_PROFILE = f"(?!{PROFILE}/)(?:{'|'.join(PROFILES)})"
+_OTHER_PROFILE = f"(?!{PROFILE}/)(?:{'|'.join(J.profiles)})"
 _NO_TABLE = f"no table {{name!r}} ({RESULTS}/tables/{{name}}.{{ext}})"
 
 

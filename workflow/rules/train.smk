@@ -1,105 +1,97 @@
-# One generic training rule: results/<profile>/runs/<family>/<run>/seed<k>/ (or a variant's folder). Its
-# key is the composed config's hash (common.smk: train_step), so an edited YAML reruns exactly the runs
-# whose config it changes.
-# --lint 'mixed rules and functions': the run's Step lookups (key, inputs, outputs) stay beside its rule.
-
-
-def train_step_at(w) -> Step:
-    """The run a train job's output path names; a published folder never gets the variant's overrides."""
-    step = train_step(w.run, int(w.seed), variant=w.home != RESULTS)
-    if step.home != w.home:
-        refuse(f"{w.home}/runs/{w.run}/seed{w.seed}: this run's folder is {step.home}/runs/...")
-    return step
-
-
-def train_command(run: str, seed, options: str, folder: str) -> str:
-    """A training job's shell (rule train's and the seed groups'); {threads} is the job's."""
-    return logged(f"{{PYTHON}} -m attnlab.train 'experiment={run}' profile={{PROFILE}} seed={seed} {options}"
-                  f" train.threads={{threads}} 'hydra.run.dir={folder}'")
-
+# Training runs: results/<profile>/runs/<family>/<run>/seed<k>/ and the Winograd probe's
+# results/<profile>/measure/winograd/<version>/<model>/seed<k>/ (or a variant's folder; attnlab.layout). A run's
+# key is its composed config's hash, so an edited YAML reruns exactly the runs whose config it changes.
+# --lint 'mixed rules and functions': published_only and seed_group_rule serve these rules only.
+from attnlab.jobs import RUN_FILES, SPLIT_FILES, WINOGRAD_FILES
+from attnlab.layout import run_folder
 
 # gpu_slots: each training job holds one, so `--resources gpu_slots=N` lets N of them share one GPU at once
 # (make reproduce-gpu); without it Snakemake does not limit them. gpu=0 is the cluster's request (README: GPU nodes).
 TRAIN_RESOURCES = dict(mem_mb=4000, runtime=240, gpu=0, gpu_slots=1)
+WINOGRAD_RESOURCES = dict(TRAIN_RESOURCES, mem_mb=2000, runtime=60)
+RUN_FOLDER, WINOGRAD_FOLDER = run_folder("{home}", "{run}", "{seed}"), run_folder("{home}", "winograd/{version}_{model}", "{seed}")
+
+
+def published_only(w, run: str) -> str:
+    """A run's overrides: the variant's, never in a published folder."""
+    return " ".join(shlex.quote(o) for o in J.overrides_of(run)) if w.home != RESULTS else ""
 
 
 rule train:
-    input:
-        unpack(lambda w: train_step_at(w).rule_inputs()),
+    input: unpack(lambda w: J.train_step_at(w).rule_inputs())
     output:
-        **{name.split(".")[0]: f"{run_dir('{home}', '{run}', '{seed}')}/{name}" for name in RUN_FILES},  # as train_step's
-    wildcard_constraints:
-        home=HOME_PATTERN,
-        run=r"[a-z0-9_]+/[a-z0-9_]+",
-        seed=r"\d+",
-    params:
-        overrides=lambda w: " ".join(shlex.quote(o) for o in overrides_of(w.run)) if w.home != RESULTS else "",
-        run_dir=lambda w: run_dir(w.home, w.run, w.seed),
-    threads: config.get("train_threads", 1)
+        **{name.split(".")[0]: f"{RUN_FOLDER}/{name}" for name in RUN_FILES},
+    wildcard_constraints: home=J.home_pattern, run=r"[a-z0-9_]+/[a-z0-9_]+", seed=r"\d+"
+    params: overrides=lambda w: published_only(w, w.run), out=lambda w: run_folder(w.home, w.run, w.seed)
+    threads: TRAIN_THREADS
     resources:
         **TRAIN_RESOURCES,
-    log: f"{run_dir('{home}', '{run}', '{seed}')}/train.log"
+    log: f"{RUN_FOLDER}/train.log"
     conda: ENVIRONMENT
     shell:
-        train_command("{wildcards.run}", "{wildcards.seed}", "{params.overrides}", "{params.run_dir}")
+        logged("{PYTHON} -m attnlab.train 'experiment={wildcards.run}' profile={PROFILE} seed={wildcards.seed}"
+               " {params.overrides} train.threads={threads} 'hydra.run.dir={params.out}'")
+
+
+rule winograd_split:
+    input: unpack(lambda w: J.split_step(w.version).rule_inputs())
+    output:
+        **{name: f"{J.winograd}/{{version}}/{path}" for name, path in SPLIT_FILES.items()},
+    wildcard_constraints: version="category|role"
+    resources: mem_mb=1000, runtime=5
+    log: f"{J.winograd}/{{version}}/split.log"
+    conda: ENVIRONMENT
+    shell: logged("{PYTHON} -m attnlab.winograd split {wildcards.version} --out $(dirname {output.split})")
+
+
+rule winograd_train:
+    input: unpack(lambda w: J.winograd_step_at(w).rule_inputs())
+    output:
+        **{name.split(".")[0]: f"{WINOGRAD_FOLDER}/{name}" for name in WINOGRAD_FILES},
+    wildcard_constraints: home=J.home_pattern, version="category|role", model=r"[a-z0-9_]+", seed=r"\d+"
+    params:
+        overrides=lambda w: published_only(w, f"winograd/{w.version}_{w.model}"),
+        split=lambda w: J.split_step(w.version).outputs[0],
+    threads: TRAIN_THREADS
+    resources:
+        **WINOGRAD_RESOURCES,
+    log: f"{WINOGRAD_FOLDER}/train.log"
+    conda: ENVIRONMENT
+    shell:
+        logged("{PYTHON} -m attnlab.winograd train {wildcards.version}_{wildcards.model} --split {params.split}"
+               " --out $(dirname {output.metrics}) profile={PROFILE} seed={wildcards.seed} {params.overrides}"
+               " train.threads={threads}")
 
 
 # --- seeds trained together: --config seed_batch=K (on a GPU) -----------------------------------------
-# A published run's seeds that have no results yet, in groups of up to K consecutive seeds, each group
-# one job that trains them folded into one model (train.seed_batch): the files rule train writes, per
-# seed. Snakemake prefers a rule without wildcards to rule train for them. A seed with results is never
-# in a group, so a batch never retrains a published seed. It pays on a GPU, not on a CPU
-# (table runs_per_hour): pipeline.yaml keeps 1. winograd.smk groups the Winograd runs' seeds the same way.
-SEED_BATCH = config.get("seed_batch", 1)
-if not (isinstance(SEED_BATCH, int) and SEED_BATCH >= 1):
-    refuse(f"seed_batch={SEED_BATCH!r}: expected a whole number >= 1 (seeds per training job)")
-
-
-def seed_groups(seeds: list[int], metrics) -> list[list[int]]:
-    """The seeds whose metrics.json (metrics(seed): its path) is missing, in groups of 2..SEED_BATCH consecutive seeds."""
-    groups = []
-    for seed in seeds if SEED_BATCH > 1 else []:
-        if Path(metrics(seed)).exists():
-            continue
-        if groups and groups[-1][-1] == seed - 1 and len(groups[-1]) < SEED_BATCH:
-            groups[-1].append(seed)
-        else:
-            groups.append([seed])
-    return [group for group in groups if len(group) > 1]
-
-
-def table_run_seeds() -> dict[str, list[int]]:
-    """{run: its published seeds} of every run a table reads (registered by then): a run no table reads,
-    as a contradiction's hypothesis not run, gets no group."""
-    seeds = {}
-    for home, job in JOBS:
-        if home == RESULTS and job.startswith("train/"):
-            run, seed = job.removeprefix("train/").rsplit("/seed", 1)  # --lint 'absolute path': a job name's separator
-            seeds.setdefault(run, []).append(int(seed))
-    return {run: sorted(s) for run, s in sorted(seeds.items())}
-
-
-def add_seed_groups() -> None:
-    """Called once every table is registered (Snakefile): one rule per group of a read run's seeds."""
-    for run, seeds in table_run_seeds().items():
-        for group in seed_groups(seeds, lambda seed, run=run: f"{run_dir(RESULTS, run, seed)}/{RUN_FILES[0]}"):
-            add_seed_group(run, group)
-
-
-def add_seed_group(_run: str, _group: list[int]) -> None:
+# A published run's seeds that have no results yet, in groups of up to K consecutive seeds, each group one job
+# that trains them folded into one model (train.seed_batch): the files rule train writes, per seed. A group's
+# outputs are several seeds' files, which no wildcard pattern names: one rule per group, and Snakemake prefers a
+# rule without wildcards to rule train for them. A seed with results is never in a group, so a batch never
+# retrains a published seed. It pays on a GPU, not on a CPU (table runs_per_hour): pipeline.yaml keeps 1.
+def seed_group_rule(name: str, steps: list, inputs: dict, command: str) -> None:
     rule:
-        # --lint 'absolute path': a run name's separator, made a rule name's underscore
-        name: f"train_seeds_{_run.replace('/', '_')}_{_group[0]}_{_group[-1]}"
+        name: name
         input:
-            unpack(lambda w: {
-                "tokens": read_by_key(TOKENS_RECORD),
-                "key_files": [read_by_key(train_step(_run, seed).key_file) for seed in _group]}),
-        output:
-            [path for seed in _group for path in train_step(_run, seed).outputs],
-        threads: config.get("train_threads", 1)
+            unpack(lambda w: {name: read_by_key(path) for name, path in inputs.items()} |
+                             {"key_files": [read_by_key(step.key_file) for step in steps]}),
+        output: [path for step in steps for path in step.outputs]
+        threads: TRAIN_THREADS
         resources:
-            **TRAIN_RESOURCES,
-        log: f"{run_dir(RESULTS, _run, _group[0])}/train.log"
-        conda: "environment.yml"  # relative to the Snakefile, which defines these rules (add_seed_groups)
-        shell:
-            train_command(_run, _group[0], f"train.seed_batch={len(_group)}", run_dir(RESULTS, _run, _group[0]))
+            **(WINOGRAD_RESOURCES if steps[0].job.startswith("winograd") else TRAIN_RESOURCES),
+        log: f"{Path(steps[0].outputs[0]).parent}/train.log"
+        conda: ENVIRONMENT
+        shell: logged(f"{command} train.seed_batch={len(steps)} train.threads={{threads}}")
+
+
+for _run, _group in J.train_seed_groups():
+    # --lint 'absolute path': a run name's separator, made a rule name's underscore
+    seed_group_rule(f"train_seeds_{_run.replace('/', '_')}_{_group[0]}_{_group[-1]}",
+                    [J.train_step(_run, seed) for seed in _group], {"tokens": J.tokens_record},
+                    f"{{PYTHON}} -m attnlab.train 'experiment={_run}' profile={{PROFILE}} seed={_group[0]} "
+                    f"'hydra.run.dir={run_folder(RESULTS, _run, _group[0])}'")
+for _version, _model, _group in J.winograd_seed_groups():
+    seed_group_rule(f"winograd_seeds_{_version}_{_model}_{_group[0]}_{_group[-1]}",
+                    [J.winograd_step(_version, _model, seed) for seed in _group], {"split": J.split_step(_version).outputs[0]},
+                    f"{{PYTHON}} -m attnlab.winograd train {_version}_{_model} --split {J.split_step(_version).outputs[0]} "
+                    f"--out {run_folder(RESULTS, f'winograd/{_version}_{_model}', _group[0])} profile={{PROFILE}} seed={_group[0]}")

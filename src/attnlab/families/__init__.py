@@ -1,9 +1,19 @@
 """One module per table family: its table builders (@table), figure builders (@figure) and the
-rows of its trained tables, declared once here and read by its workflow/rules/<family>.smk."""
+rows of its trained tables and what each table reads (@table), declared once here: the workflow (attnlab.jobs)
+reads every declaration."""
 
+import importlib
+import pkgutil
 from dataclasses import dataclass
 
 from attnlab.runs import load_runs
+
+
+def load_families() -> None:
+    """Import every family module, so that its builders register (attnlab.tables, attnlab.plots)."""
+    for module in pkgutil.iter_modules(__path__):
+        if module.name != "__main__":
+            importlib.import_module(f"{__name__}.{module.name}")
 
 
 @dataclass(frozen=True)
@@ -17,7 +27,7 @@ class Row:
 
 
 def runs_of(rows) -> dict[str, str]:
-    """{row name: experiment}, what a table registers in its .smk file (add_table(runs=...))."""
+    """{row name: experiment}: the runs a table declares (@table(runs=...))."""
     return {row.name: row.experiment for row in rows}
 
 

@@ -414,7 +414,8 @@ def explained(rows: list[dict]) -> dict[str, str]:
     return {claim: "; ".join(found) for claim, found in out.items()}
 
 
-@table("contradictions")
+@table("contradictions", place=270, reads=lambda jobs, variant: jobs.contradiction_inputs(variant),
+       code_files=lambda jobs: jobs.hypothesis_files(), reads_tables=1)
 def contradictions(inputs) -> pd.DataFrame:
     claims = {c["id"]: c for c in load_claims(inputs["claims"][0])}
     published = load_tables(inputs["tables"])

@@ -7,7 +7,7 @@ import pandas as pd
 from attnlab.tables import table
 
 
-@table("corpus")
+@table("corpus", place=10, reads={"meta": "tokens.json"})
 def corpus(inputs) -> pd.DataFrame:
     meta = json.loads(open(inputs["meta"][0]).read())
     rows = [

@@ -75,7 +75,17 @@ def folder_of(path: str | Path) -> str:
     return "/".join(parts[start:])
 
 
-@table("cross_device")
+def pairs(jobs, variant: bool) -> dict[str, list[str]]:
+    """The published seeds of each row a pair is in, and the pairs' CPU twins trained so far
+    (results/<profile>/twins/<folder>/, which no other table reads)."""
+    rows = {pair.rsplit("/", 1)[0] for pair in PAIRS}
+    published = [p for paths in jobs.runs_by_family(False).values() for p in paths if folder_of(p).rsplit("/", 1)[0] in rows]
+    twins = [f"{jobs.results}/{TWINS}/{pair}/metrics.json" for pair in PAIRS]
+    return {"runs": published, "twins": [p for p in twins if Path(p).is_file()]}
+
+
+# GPU seeds of the published rows against their CPU twins: the same run on both devices
+@table("cross_device", place=320, reads=pairs, reads_tables=2)
 def cross_device(inputs) -> pd.DataFrame:
     """One row per pair the profile trained on a GPU: its published and twin (CPU) run's device, held-out result
     and the largest relative difference over every statistic the ledger reads, against FLOAT_TOLERANCE and

@@ -41,7 +41,7 @@ def ladder_frame(inputs, rows) -> pd.DataFrame:
                          for i, (row, _, runs) in enumerate(trained_rows(rows, inputs), start=1)])
 
 
-@table("average_ladder", runs=runs_of(AVERAGE_LADDER))
+@table("average_ladder", place=20, runs=runs_of(AVERAGE_LADDER))
 def average_ladder(inputs) -> pd.DataFrame:
     return ladder_frame(inputs, AVERAGE_LADDER)
 
@@ -85,7 +85,7 @@ def average_ladder_figure(inputs, context):
 
 # --- ladder: eleven rows, each the row above plus one piece --------------------------------
 
-@table("ladder", runs=runs_of(LADDER))
+@table("ladder", place=110, runs=runs_of(LADDER))
 def ladder(inputs) -> pd.DataFrame:
     df = ladder_frame(inputs, LADDER)
     # what each row's piece costs; object dtype keeps the counts integers and row 1 blank
@@ -111,7 +111,7 @@ def ladder_plot(inputs, context):
 
 # --- depth_overfit: one block vs two -----------------------------------------------------
 
-@table("depth_overfit", runs=runs_of(DEPTH_OVERFIT))
+@table("depth_overfit", place=260, runs=runs_of(DEPTH_OVERFIT))
 def depth_overfit(inputs) -> pd.DataFrame:
     rows = []
     for row, paths, runs in trained_rows(DEPTH_OVERFIT, inputs):
@@ -128,11 +128,13 @@ def measured(inputs) -> pd.DataFrame:
     return pd.DataFrame(result["rows"], columns=result["columns"])
 
 
-for _id in ("shuffle_test", "average_equivalence", "attention_equivalence", "param_breakdown", "gpt2_params"):
-    table(_id)(measured)
+# the analytic demonstrations (attnlab.measure.analytic): each measurement's result, by its id
+for _id, _place in {"shuffle_test": 30, "average_equivalence": 40, "attention_equivalence": 250, "param_breakdown": 120,
+                    "gpt2_params": 130}.items():
+    table(_id, place=_place, reads={"result": f"measure/{_id}/result.json"})(measured)
 
 
-@table("averaging_matrix")
+@table("averaging_matrix", place=50, reads={"result": "measure/averaging_matrix/result.json"})
 def averaging_matrix(inputs) -> pd.DataFrame:
     """The 6x6 matrix printed to three decimals, as the chapter prints it; beside it, unrounded,
     the largest weight the masked softmax puts above the diagonal of each row."""

@@ -7,7 +7,8 @@ from attnlab.runs import load_runs
 from attnlab.tables import table
 
 
-@table("pipeline_time")
+# what the profile's training cost, from every run's own clock: every table's runs, the contradictions' too
+@table("pipeline_time", place=290, reads=lambda jobs, variant: jobs.runs_by_family(variant), reads_tables=2)
 def pipeline_time(inputs) -> pd.DataFrame:
     """Inputs: every run's metrics.json, named by family (Winograd runs as `winograd`)."""
     rows = []

@@ -32,7 +32,7 @@ def window_columns(runs: list[dict]) -> dict:
     return columns
 
 
-@table("position_extrapolation", runs=runs_of(SCHEMES))
+@table("position_extrapolation", place=160, runs=runs_of(SCHEMES))
 def position_extrapolation(inputs) -> pd.DataFrame:
     rows = []
     for scheme, paths, runs in trained_rows(SCHEMES, inputs):

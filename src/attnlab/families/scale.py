@@ -30,7 +30,7 @@ def _meta(inputs) -> dict:
 
 # --- random rows --------------------------------------------------------------------------
 
-@table("score_variance")
+@table("score_variance", place=60, reads={"pairs": "measure/score_variance/pairs.csv", "meta": "measure/score_variance/meta.json"})
 def score_variance(inputs) -> pd.DataFrame:
     df = _measured(inputs, "pairs")
     return df.assign(seed=_meta(inputs)["seed"])[["d", "var", "std", "sqrt_d", "pairs", "seed"]]
@@ -60,7 +60,10 @@ def _per_variant(rows: pd.DataFrame, column: str, how) -> pd.DataFrame:
     return rows.groupby(["d_k", "variant"])[column].agg(how).unstack("variant")[list(VARIANTS)]
 
 
-@table("effective_tokens")
+ROWS_MEASURED = {"rows": "measure/random_rows/rows.csv", "meta": "measure/random_rows/meta.json"}  # read by the next two
+
+
+@table("effective_tokens", place=70, reads=ROWS_MEASURED)
 def effective_tokens(inputs) -> pd.DataFrame:
     rows = _measured(inputs, "rows")
     example = rows[rows["row"] == 0]
@@ -101,7 +104,7 @@ def effective_tokens_figure(inputs, context):
     return fig
 
 
-@table("softmax_saturation")
+@table("softmax_saturation", place=80, reads=ROWS_MEASURED)
 def softmax_saturation(inputs) -> pd.DataFrame:
     rows = _measured(inputs, "rows")
     out = pd.DataFrame(index=sorted(rows["d_k"].unique()))
@@ -179,7 +182,7 @@ SCALE_TRAINING = (ScaleRow("shared_d32", divided_experiment="ladder/block"),
 SCORE_RUNAWAY = SCALE_TRAINING[-1]
 
 
-@table("scale_training", runs={e: e for row in SCALE_TRAINING for e in row.runs().values()})
+@table("scale_training", place=90, runs={e: e for row in SCALE_TRAINING for e in row.runs().values()})
 def scale_training(inputs) -> pd.DataFrame:
     out = []
     for row in SCALE_TRAINING:
@@ -241,7 +244,8 @@ def scale_training_figure(inputs, context):
 
 # --- the runaway of the undivided head ---------------------------------------------------------
 
-@table("score_runaway")
+@table("score_runaway", place=100, reads=lambda jobs, variant: {name: jobs.run_metrics(run, variant)
+                                                                 for name, run in SCORE_RUNAWAY.runs().items()})
 def score_runaway(inputs) -> pd.DataFrame:
     out = []
     for label in (v for v in VARIANTS if inputs.get(v)):  # a sweep's rate may have trained one head only
@@ -358,7 +362,26 @@ def rate_tables(runs: dict, lr: float) -> dict:
     return tables
 
 
-@table("sqrt_dk_sweep")
+def sweep_inputs(jobs, variant: bool) -> dict:
+    """The claims (the chapter's numbers and the ledger's tolerances) and the seeds the sweep reads of each run:
+    a published row's, a hypothesis's, or (a sweep run) the seeds seeds_per_run names, none by default: the
+    sweep's runs are trained apart and landed with their keys."""
+    from attnlab.families.contradictions import hypothesis_of
+
+    rows = set(SCORE_RUNAWAY.runs().values()) | {"scale/short_d256_divided", "scale/short_d256_undivided"}
+
+    def seeds(run: str) -> list[int]:
+        if run in SWEEP_RUNS:
+            return jobs.seeds_of(run, base=0)
+        if run in rows:
+            return jobs.seeds_of(run)
+        return jobs.seeds_of(run, base=hypothesis_of(run).seeds_under(jobs.profile_config.seeds))
+
+    return {"claims": ["configs/claims.yaml"], **{run: [jobs.train_step(run, seed).outputs[0] for seed in seeds(run)]
+                                                   for run in SQRT_DK_RUNS}}
+
+
+@table("sqrt_dk_sweep", place=280, reads=sweep_inputs, code_files=("configs/claims.yaml",))
 def sqrt_dk_sweep(inputs) -> pd.DataFrame:
     from attnlab.claims.lr_sweep import sweep_rows
     from attnlab.claims.rules import load_claims

@@ -5,6 +5,7 @@ Table `runs_per_hour`: whole runs per hour, one seed per process against K seeds
 with and without compile (attnlab.measure.runs_per_hour; on a GPU attnlab.measure.runs_per_hour_gpu)."""
 
 import json
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -22,7 +23,7 @@ COLUMNS = ["setting", "n_blocks", "batch_size", "model", "precision", "threads",
            "steps", "device", "torch"]
 
 
-@table("throughput")
+@table("throughput", place=300, reads={"throughput": "measure/throughput/throughput.json"})
 def throughput(inputs) -> pd.DataFrame:
     """Each setting's rows by threads, model and precision, then the matmul's."""
     df = pd.DataFrame(json.loads(open(inputs["throughput"][0]).read())["rows"]).reindex(columns=COLUMNS)
@@ -74,7 +75,17 @@ RUNS_PER_HOUR_COLUMNS = ["setting", "n_blocks", "batch_size", "seed_batch", "pro
 NOT_ON_A_GPU = "not measured on a GPU yet"
 
 
-@table("runs_per_hour")
+def gpu_rows(jobs, variant: bool) -> dict:
+    """The measuring machine's runs_per_hour and the GPU's rows: measured by hand where there is one
+    (attnlab.measure.runs_per_hour_gpu) and committed; until then the profile's GPU modes
+    (measure.runs_per_hour_gpu), each row saying it was not measured."""
+    gpu = f"{jobs.results}/measure/runs_per_hour/runs_per_hour_gpu.json"
+    rows = {"runs_per_hour_gpu": [gpu]} if Path(gpu).exists() else \
+        {"gpu_modes": [f"configs/profile/{jobs.profile}.yaml"]} if "runs_per_hour_gpu" in jobs.profile_config.measure else {}
+    return {"runs_per_hour": [f"{jobs.results}/measure/runs_per_hour/runs_per_hour.json"], **rows}
+
+
+@table("runs_per_hour", place=310, reads=gpu_rows)
 def runs_per_hour(inputs) -> pd.DataFrame:
     """The measuring machine's rows, then the GPU's (runs_per_hour_gpu: measured by hand, committed; or,
     where none was, the profile's GPU modes, gpu_modes, each saying so), each machine's by setting, then

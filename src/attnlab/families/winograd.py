@@ -43,12 +43,27 @@ def accuracy_frame(inputs, version: str, outcomes: tuple[str, ...]) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-@table("winograd_category")
+def version_runs(version: str):
+    """A Winograd table's inputs: each model's seeds of one version (metrics.json)."""
+    return lambda jobs, variant: {m.name: jobs.winograd_runs(version, m.name, variant=variant) for m in VERSIONS[version]}
+
+
+def probes(jobs, variant: bool) -> dict:
+    """The probed model's attention, per seed (probe.json)."""
+    return {"probe": jobs.winograd_runs("role", PROBED.name, "probe.json", variant)}
+
+
+def interventions(jobs, variant: bool) -> dict:
+    """The probed model's circuit by intervention, per published seed (attnlab.measure.winograd_interventions)."""
+    return {"interventions": jobs.interventions()}
+
+
+@table("winograd_category", place=180, reads=version_runs("category"))
 def winograd_category(inputs) -> pd.DataFrame:
     return accuracy_frame(inputs, "category", ("accuracy",))
 
 
-@table("winograd_role")
+@table("winograd_role", place=190, reads=version_runs("role"))
 def winograd_role(inputs) -> pd.DataFrame:
     df = accuracy_frame(inputs, "role", ("accuracy", "wrong_noun", "other"))
     # the baseline the chapter reads the average against: a coin flip between the sentence's two nouns
@@ -97,7 +112,7 @@ def first_of_each_role(paths) -> set[str]:
     return set(firsts.values())
 
 
-@table("winograd_attention")
+@table("winograd_attention", place=200, reads=probes)
 def winograd_attention(inputs) -> pd.DataFrame:
     chosen = first_of_each_role(inputs["probe"])
     df = probe_frame(inputs["probe"], lambda r: r["adjective"] in chosen)
@@ -106,7 +121,7 @@ def winograd_attention(inputs) -> pd.DataFrame:
                           kind="stable").reset_index(drop=True)
 
 
-@table("winograd_adjectives")
+@table("winograd_adjectives", place=210, reads=probes)
 def winograd_adjectives(inputs) -> pd.DataFrame:
     last = max(r["block"] for r in json.loads(Path(inputs["probe"][0]).read_text()))
     return probe_frame(inputs["probe"], lambda r: r["block"] == last)
@@ -234,7 +249,7 @@ def measured(records: list[dict]) -> dict:
             "probe_max_abs_diff": max(r["against_published"]["probe_max_abs_diff"] for r in records)}
 
 
-@table("winograd_heads")
+@table("winograd_heads", place=220, reads=interventions)
 def winograd_heads(inputs) -> pd.DataFrame:
     """Per block, its heads ranked within each seed by what zeroing one costs on the held-out sentences (rank 1:
     the largest drop), then every head of the block zeroed: held-out accuracy, and what the head reads at the
@@ -267,7 +282,7 @@ def winograd_heads(inputs) -> pd.DataFrame:
     return df
 
 
-@table("winograd_patching")
+@table("winograd_patching", place=230, reads=interventions)
 def winograd_patching(inputs) -> pd.DataFrame:
     """Per swap, patched site and role of the recipient's adjective: the share of pairs (answered right in both
     sentences) whose answer becomes the donor's referent, mean ± std over seeds, and how many seeds it moves."""
@@ -285,7 +300,7 @@ def winograd_patching(inputs) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@table("winograd_circuits")
+@table("winograd_circuits", place=240, reads=interventions)
 def winograd_circuits(inputs) -> pd.DataFrame:
     """Every seed of the two-block run classified by what its patches show: shares with Wilson's 95 % interval."""
     from attnlab.claims import stats
