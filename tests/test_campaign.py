@@ -181,3 +181,41 @@ def test_a_seed_folder_names_its_profile_run_and_seed():
         ("full", "scale/sweep_d1024_divided_lr5e3", 2)
     assert campaign.run_of("results/quick/measure/winograd/role/two_blocks/seed7") == ("quick", "winograd/role_two_blocks", 7)
     assert campaign.run_of("results/full/tables/seed1") is None
+
+
+def test_land_takes_a_clones_measurements_beside_the_runs_here(tmp_path, monkeypatch):
+    """`land CLONE` lands a measurement this checkout lacks with its key file and its log, when the clone measured
+    it from a clean tree under its job's current key; one under another key, one from a dirty tree and one
+    measured here already are left out, and nothing of theirs is written."""
+    from types import SimpleNamespace
+
+    import attnlab.jobs
+
+    clone, repo = tmp_path / "clone", tmp_path / "repo"
+    (repo / "configs/profile").mkdir(parents=True)
+    (repo / "configs/profile/full.yaml").write_text("{}\n")
+    steps = []
+    for seed, (key, dirty, here) in enumerate([("k0", False, False), ("k1", False, False), ("k2", True, False),
+                                               ("k3", False, True)]):
+        out = f"results/full/measure/winograd/role/two_blocks/seed{seed}/interventions.json"
+        job = f"measure_winograd_interventions/role/two_blocks/seed{seed}"
+        steps.append(SimpleNamespace(job=job, home="results/full", outputs=[out], key=key,
+                                     key_file=f"results/full/stamps/{job}/{key}.key"))
+        (clone / out).parent.mkdir(parents=True)
+        (clone / out).write_text(json.dumps({"measured": {"commit": "c", "dirty": dirty}}))
+        (clone / out).with_suffix(".log").write_text("measured\n")
+        measured_under = key if seed != 1 else "stale"  # seed 1: the clone measured it under an older key
+        (clone / f"results/full/stamps/{job}").mkdir(parents=True)
+        (clone / f"results/full/stamps/{job}/{measured_under}.key").write_text(measured_under + "\n")
+        if here:
+            (repo / out).parent.mkdir(parents=True)
+            (repo / out).write_text("{}")
+    jobs = SimpleNamespace(results="results/full", registry=SimpleNamespace(jobs={(s.home, s.job): s for s in steps}))
+    monkeypatch.setattr(attnlab.jobs, "Jobs", lambda config, read_by_key, root: jobs)
+    assert campaign.land_measurements(clone, repo) == [steps[0].outputs[0]]
+    seed0 = repo / "results/full/measure/winograd/role/two_blocks/seed0"
+    assert sorted(p.name for p in seed0.iterdir()) == ["interventions.json", "interventions.log"]
+    assert (repo / steps[0].key_file).read_text() == "k0\n"
+    assert not (repo / "results/full/measure/winograd/role/two_blocks/seed1").exists()
+    assert not (repo / "results/full/measure/winograd/role/two_blocks/seed2").exists()
+    assert (repo / steps[3].outputs[0]).read_text() == "{}"

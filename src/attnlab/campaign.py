@@ -5,7 +5,7 @@ deadline with K seeds folded per process (train.seed_batch), landed here with th
     python -m attnlab.campaign pack --profile full [--run winograd/role_block=300] [--wheels]
     PYTHONPATH=src python3 -m attnlab.campaign train --minutes 9 --archive $OUT/runs.tar.gz   # on the GPU machine
     python -m attnlab.campaign land runs.tar.gz                        # here: into results/<profile>/
-    python -m attnlab.campaign land ../clone                           # or the finished seeds of a clone
+    python -m attnlab.campaign land ../clone                           # or the finished seeds (and measurements) of a clone
 
 The plan: each run of configs/pipeline.yaml's seeds_per_run.<profile>, and each --run RUN=N (a
 contradiction's sweep, say), with its seeds 0..N-1 that have no finished folder (metrics.json and
@@ -355,8 +355,9 @@ def landable_seeds(source: Path):
 
 def land(source: Path, into: Path = ROOT) -> list[str]:
     """Each finished seed of `source` (an archive or a folder, landable_seeds') into `into`, with its key
-    file; returns what landed. A seed that has results there, that was trained from a dirty tree, or
-    whose config hash is not its run's current key, is left out (said why)."""
+    file, then (a folder) each measurement it holds that `into` lacks (land_measurements); returns what landed.
+    A seed that has results there, that was trained from a dirty tree, or whose config hash is not its run's
+    current key, is left out (said why)."""
     landed, configs, present = [], {}, 0
     for folder, files in landable_seeds(source):
         where = run_of(folder)
@@ -395,6 +396,53 @@ def land(source: Path, into: Path = ROOT) -> list[str]:
     if present:
         print(f"  {present} seeds have results here already; left out")
     print(f"landed {len(landed)} runs into {into}")
+    if source.is_dir():
+        landed += land_measurements(source, into)
+    return landed
+
+
+def measured_clean(content: bytes) -> bool:
+    """A measurement's JSON record says it was measured from a committed tree (its `measured` or own flag)."""
+    record = json.loads(content)
+    return not (record.get("measured") or {}).get("dirty", False) and not record.get("dirty", False)
+
+
+def land_measurements(source: Path, into: Path = ROOT) -> list[str]:
+    """Each measurement of a clone (`source`, laid out as a checkout) that `into` lacks, measured there from a
+    clean tree under the job's current key (the workflow's jobs, attnlab.jobs: the key file under the clone's
+    stamps names it), with its key file and its log beside it; returns what landed. One measured under
+    another key, or from a dirty tree, is left out (said why)."""
+    from attnlab.jobs import Jobs
+
+    landed = []
+    for profile in sorted(p.name for p in (source / "results").iterdir() if (into / "configs/profile" / f"{p.name}.yaml").is_file()):
+        jobs = Jobs({"profile": profile}, read_by_key=str, root=into)
+        for step in jobs.registry.jobs.values():
+            if not step.job.startswith("measure_") or step.home != jobs.results:
+                continue
+            wanted = [out for out in step.outputs if not (into / out).exists()]
+            if not wanted or not all((source / out).is_file() for out in step.outputs):
+                continue
+            where = step.outputs[0]
+            if not (source / step.key_file).is_file():
+                print(f"  {where}: measured under another key than its job's current one ({step.key}); left out")
+                continue
+            if not all(measured_clean((source / out).read_bytes()) for out in step.outputs if out.endswith(".json")):
+                print(f"  {where}: measured from a dirty tree; left out")
+                continue
+            key_dir = into / step.key_file.rsplit("/", 1)[0]
+            key_dir.mkdir(parents=True, exist_ok=True)
+            for old in key_dir.glob("*.key"):
+                old.unlink()
+            (into / step.key_file).write_bytes((source / step.key_file).read_bytes())
+            logs = [str(Path(out).with_suffix(".log")) for out in step.outputs if (source / out).with_suffix(".log").is_file()]
+            for path in [*logs, *step.outputs]:  # the record last: a landing cut short leaves no record without its log
+                staging = (into / path).with_name(f".{Path(path).name}.landing")
+                staging.parent.mkdir(parents=True, exist_ok=True)
+                staging.write_bytes((source / path).read_bytes())
+                staging.replace(into / path)
+            landed.append(where)
+    print(f"landed {len(landed)} measurements into {into}")
     return landed
 
 
