@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from attnlab.data import atomic_path
+from attnlab.numbers import show
 from attnlab.recover import LANDED_EQUAL
 
 def registry(builders: dict):
@@ -196,10 +197,8 @@ def seed_ids(seeds) -> str:
 
 def fmt(value, spread: float | None = None) -> str:
     """A cell as people read it, with its spread over seeds where given (60.23 ± 0.49). Numbers print
-    as the ledger prints them (attnlab.claims.render.show), so one value reads the same in a table, a
+    as the ledger prints them (attnlab.numbers.show), so one value reads the same in a table, a
     caption and the ledger; NaN prints as –."""
-    from attnlab.claims.render import show  # here: the ledger reads tables, so tables load before claims
-
     if isinstance(value, (bool, np.bool_)):
         return str(value)
     if isinstance(value, (int, np.integer)):
