@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, OVERALL_RULE, VERDICTS, ClaimsError, is_number,
