@@ -105,8 +105,7 @@ def ledger_asks(profile: str, root: Path = ROOT) -> dict[str, int]:
     import csv
     import re
 
-    import yaml
-
+    from attnlab.claims.rules import load_plans
     from attnlab.config import CONFIG_DIR
 
     ledger = root / f"results/{profile}/claims.csv"
@@ -115,12 +114,10 @@ def ledger_asks(profile: str, root: Path = ROOT) -> dict[str, int]:
     with open(ledger, newline="") as f:
         asked = {row["id"]: int(m.group(1)) for row in csv.DictReader(f)
                  for m in [re.match(r"(\d+) seeds per row", row.get("plan") or "")] if m}
-    seeds = yaml.safe_load((CONFIG_DIR / "pipeline.yaml").read_text())["seeds_per_run"]
-    trained = seeds.get(profile) or {}
     asks = {}
-    for run, entry in ((seeds.get("plan") or {}).get(profile) or {}).items():
-        wanted = max((asked[claim] for claim in entry.get("for", []) if claim in asked), default=0)
-        if not run.startswith("measure/") and wanted > trained.get(run, entry.get("pilot", 0)):
+    for run, plan in load_plans(profile, CONFIG_DIR / "pipeline.yaml").items():
+        wanted = max((asked[claim] for claim in plan["for"] if claim in asked), default=0)
+        if not run.startswith("measure/") and wanted > plan["trained"]:
             asks[run] = wanted
     return asks
 

@@ -28,7 +28,8 @@ def main(argv: list[str] | None = None) -> None:
     check.add_argument("--published", help="a variant's ledger: the published claims.csv, whose verdicts it names")
     check.add_argument("--label", default="", help="a variant's ledger: what the variant changed")
     check.add_argument("tables", nargs="*", help="table CSVs, <id>.csv")
-    plan = sub.add_parser("plan", help="each planned row's 80 %%-power seed count from its pilot seeds alone")
+    plan = sub.add_parser("plan", help="each planned row's 80 %%-power seed count at its design margin, from its pilot "
+                                             "seeds' spread alone")
     plan.add_argument("--claims", default=str(CLAIMS_FILE))
     plan.add_argument("--plans", default=str(PIPELINE_FILE))
     plan.add_argument("--profile", default="full")
@@ -50,9 +51,9 @@ def main(argv: list[str] | None = None) -> None:
         elif args.command == "plan":
             plans = load_plans(args.profile, args.plans)
             for run, found in seed_plans(load_claims(args.claims), load_tables(args.tables), plans).items():
-                trained = plans[run]["looks"][-1]
-                print(f"{run}: pilot {plans[run]['pilot']}, power80 {found['power80']}, beyond {found['beyond']}"
-                      + (f" — the plan exceeds the {trained} trained" if found["power80"] > trained else ""))
+                trained = plans[run]["trained"]
+                print(f"{run}: pilot {plans[run]['pilot']}, planned {found['planned']}, beyond {found['beyond']}"
+                      + (f" — the plan exceeds the {trained} trained" if found["planned"] > trained else ""))
             return
         else:
             df = write_readme_section(Path(args.ledger), Path(args.readme), args.links, args.out)

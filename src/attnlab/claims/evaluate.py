@@ -506,21 +506,85 @@ def ledger(claims: list[dict], tables: dict, profile: str, plans: dict | None = 
     plans = plans or {}
     looks, short = load_looks(claims, plans), {}
     for run, plan in plans.items():
-        if plan["power80"] > plan["looks"][-1]:
+        if plan["planned"] > plan["trained"]:
             for claim_id in plan["for"]:
                 short.setdefault(claim_id, []).append(
-                    f"{run}'s plan asks for {plan['power80']} seeds (80 % power from its pilot), {plan['looks'][-1]} trained")
+                    f"{run}'s plan asks for {plan['planned']} seeds (80 % power at its design margin), "
+                    f"{plan['trained']} trained")
     budget = float(OmegaConf.load(ROOT / "configs" / "profile" / f"{profile}.yaml").get("budget", 1.0))
     df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1), shortened=budget < 1).row() for claim in claims])
     devices = [device_check(claim, tables) if kind == "trained" else (True, "") for claim, kind in zip(claims, df["kind"])]
     df["verdict"] = [verdict if stands else "INCONCLUSIVE" for verdict, (stands, _) in zip(df["verdict"], devices)]
-    df["note"] = ["; ".join(filter(None, (note, mixed, *short.get(claim_id, []), tried(claim_id, tables))))
+    spent = {claim_id: f"its rows were read at {k} looks, look j at 5 %/j (configs/pipeline.yaml): α spent at most "
+                       f"{100 * stats.alpha_spent(k):.3g} % in all" for claim_id, k in looks.items() if k > 1}
+    df["note"] = ["; ".join(filter(None, (note, mixed, *short.get(claim_id, []), spent.get(claim_id),
+                                          tried(claim_id, tables))))
                   for claim_id, note, (_, mixed) in zip(df["id"], df["note"], devices)]
     df["profile"] = profile
     return df
 
 
 # ---------------------------------------------------------------- seed plans from the pilot seeds
+
+def design_margin(claim: dict) -> np.ndarray | None:
+    """The margin a seed plan is sized at, declared before training (configs/pipeline.yaml, seeds_per_run): one
+    tolerance of the claim's kind at the chapter's value (configs/claims.yaml, `tolerances:`) with half its last
+    printed digit, the smallest departure those tolerances are set to tell apart. None for a claim without one (an
+    exact fact, a bound, an outcome per seed: judged on a share, not sized by a margin)."""
+    rule = claim["rule"]
+    if rule["kind"] not in ("relative", "absolute") or uses_lead(claim["value"]):
+        return None
+    try:
+        chapter = np.asarray(claim["chapter"], dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return rule["tolerance"] * (np.abs(chapter) if rule["kind"] == "relative" else 1.0) + rounding(claim) / 2
+
+
+def at_margin(s: Sample, margin) -> Sample:
+    """s with its estimate set to the design margin and its seeds' spread kept: a plan reads the pilot's spread only."""
+    point = np.broadcast_to(np.asarray(margin, dtype=float), s.point.shape).copy()
+    return Sample(point, {n: v - v.mean(axis=-1, keepdims=True) + point[..., None] for n, v in s.sets.items()})
+
+
+def design_seeds(claim: dict, tables: dict) -> int | None:
+    """The seeds per row that decide a claim with 80 % power if its truth lay one design margin (design_margin) past
+    each edge its checks decide at — for the chapter's one run, its number one margin outside the tolerance; for a
+    comparison or bound of our mean, the mean one margin from the bound — from the spread of the rows' seeds alone
+    (their mean unused): the largest count any of its checks needs, a check that no count up to stats.MAX_SEEDS
+    decides left out (a number whose tolerance is narrower than one run's spread: UNRESOLVED at any count). 0 where
+    nothing is sized by a margin (no margin, no seeds); None where no check of it is decided at any count."""
+    margin = design_margin(claim)
+    if margin is None:
+        return 0
+    value = estimate(claim["value"], tables, claim["table"])
+    if not value.sets:
+        return 0
+    needed = []
+    if "to" not in claim["rule"]:  # the chapter's one run against one of ours
+        gap = stats.combine(np.subtract, value, Sample.constant(np.asarray(claim["chapter"], dtype=float)))
+        needed.append(stats.one_draw_seeds(at_margin(gap, 2 * margin), margin))
+    for check, c_value in [(claim["rule"], value)] * ("to" in claim["rule"]) + [
+            (c, estimate(c["value"], tables, claim["table"]) if "value" in c else value)
+            for c in [claim.get("conclusion")] if c and not uses_lead(c.get("value"))]:
+        def operand(key, check=check):
+            return estimate(check[key], tables, claim["table"])
+        if check["kind"] in TARGET_CHECKS:
+            if check["kind"] == "exact":
+                continue
+            margins = [stats.paired(np.subtract, c_value, operand("to") if "to" in check
+                                    else Sample.constant(np.asarray(claim["chapter"], dtype=float)))]
+        else:
+            margins = [margin_of(*m) if isinstance(m, tuple) else m for m in bound_margins(check, c_value, operand)]
+        for m in margins:
+            if m.sets:
+                needed.append(stats.seeds_for_power(at_margin(m, np.broadcast_to(margin, m.point.shape)
+                                                              if np.ndim(margin) else margin)))
+    counts = np.concatenate([np.ravel(n) for n in needed]) if needed else np.zeros(0, dtype=int)
+    if len(counts) and np.all(counts == 0):
+        return None
+    return int(counts.max()) if len(counts) else 0
+
 
 def pilot_tables(tables: dict, pilot: int) -> dict:
     """The tables as their first `pilot` seeds left them: every `<col>_seeds` cell cut to those seeds and its
@@ -538,18 +602,11 @@ def pilot_tables(tables: dict, pilot: int) -> dict:
     return out
 
 
-def pilot_plan(claim: dict, tables: dict) -> int | None:
-    """The seeds per row a claim needs, judged on pilot tables (pilot_tables) as a plan's one look: the 80 %-power
-    count where more seeds could decide it, 0 where it is decided at the pilot or no count would (CONSISTENT),
-    None where no count up to stats.MAX_SEEDS decides it."""
-    judged = judge(claim, tables, looks=0)
-    return judged.to_decide if judged.verdict == "INCONCLUSIVE" else 0
-
-
 def seed_plans(claims: list[dict], tables: dict, plans: dict) -> dict[str, dict]:
-    """Per planned row (configs/pipeline.yaml, seeds_per_run.plan.<profile>): from its pilot seeds alone, `power80`
-    — the seeds per row at which every claim it is for is decided with 80 % power (at least the pilot) — and
-    `beyond`, its claims that no count up to stats.MAX_SEEDS decides."""
+    """Per planned row (configs/pipeline.yaml, seeds_per_run.plan.<profile>): from the spread of its pilot seeds
+    alone, `planned` — the seeds per row at which every claim it is for is decided with 80 % power at its design
+    margin (design_seeds; at least the pilot) — and `beyond`, its claims that no count up to stats.MAX_SEEDS
+    decides at that margin."""
     by_id, cut, out = {c["id"]: c for c in claims}, {}, {}
     for run, plan in plans.items():
         pilot = int(plan["pilot"])
@@ -558,8 +615,8 @@ def seed_plans(claims: list[dict], tables: dict, plans: dict) -> dict[str, dict]
         pilot_set, needs = cut[pilot]
         for claim_id in plan["for"]:
             if claim_id not in needs:
-                needs[claim_id] = pilot_plan(by_id[claim_id], pilot_set)
+                needs[claim_id] = design_seeds(by_id[claim_id], pilot_set)
         counts = [needs[c] for c in plan["for"]]
-        out[run] = {"power80": max([pilot, *(n for n in counts if n)]),
+        out[run] = {"planned": max([pilot, *(n for n in counts if n)]),
                     "beyond": [c for c, n in zip(plan["for"], counts) if n is None]}
     return out

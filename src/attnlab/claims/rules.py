@@ -139,14 +139,30 @@ def printed_step(chapter) -> np.ndarray:
 
 
 def load_plans(profile: str, path: str | Path = PIPELINE_FILE) -> dict[str, dict]:
-    """The seed plans of a profile's rows (configs/pipeline.yaml, seeds_per_run.plan.<profile>), by run."""
-    doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    plans = ((doc.get("seeds_per_run") or {}).get("plan") or {}).get(profile) or {}
+    """The seed plans of a profile's rows (configs/pipeline.yaml, seeds_per_run.plan.<profile>), by run, each with
+    its `trained` count (seeds_per_run.<profile>'s, or the profile's own: configs/profile/<profile>.yaml) as its
+    last look and its `pilot` (its first look): the file writes neither twice."""
+    path = Path(path)
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    seeds = doc.get("seeds_per_run") or {}
+    plans = (seeds.get("plan") or {}).get(profile) or {}
+    counts = seeds.get(profile) or {}
+    own = yaml.safe_load((path.parent / "profile" / f"{profile}.yaml").read_text(encoding="utf-8"))
+    out = {}
     for run, plan in plans.items():
-        missing = {"pilot", "power80", "looks", "for"} - set(plan)
+        missing = {"planned", "looks", "for"} - set(plan)
         if missing:
             raise ClaimsError(f"{path}: the plan of {run} lacks {sorted(missing)}")
-    return plans
+        trained = int(counts.get(run) or (own["measure"][run.split("/", 1)[1]]["seeds"] if run.startswith("measure/")
+                                          else own["winograd_seeds"] if run.startswith("winograd/") else own["seeds"]))
+        earlier = [int(n) for n in plan["looks"]]
+        if earlier != sorted(earlier) or (earlier and earlier[-1] >= trained):
+            raise ClaimsError(f"{path}: the looks of {run} ({earlier}) must rise and stay below its {trained} seeds")
+        if plan.get("amended") and plan["amended"] not in (seeds.get("amendments") or {}):
+            raise ClaimsError(f"{path}: the plan of {run} is amended by {plan['amended']!r}, which "
+                              f"seeds_per_run.amendments does not define: {sorted(seeds.get('amendments') or {})}")
+        out[run] = {**plan, "looks": [*earlier, trained], "pilot": (earlier or [trained])[0], "trained": trained}
+    return out
 
 
 def load_looks(claims: list[dict], plans: dict[str, dict]) -> dict[str, int]:

@@ -38,6 +38,11 @@ def level_for(looks: int) -> float:
     return 1 - (1 - LEVEL) / max(int(looks), 1)
 
 
+def alpha_spent(looks: int) -> float:
+    """The α that `looks` looks at a value spend in all, look k at level_for(k): at most α·(1 + 1/2 + … + 1/looks)."""
+    return (1 - LEVEL) * sum(1 / k for k in range(1, max(int(looks), 1) + 1))
+
+
 def t_quantile(df: float, level: float = LEVEL) -> float:
     """Student's t at a two-sided level (95 % by default), `df` degrees of freedom (n − 1 for n seeds)."""
     return t_upper((1 + level) / 2, df)
