@@ -94,3 +94,24 @@ def test_the_ledger_names_a_plan_that_asks_for_more_than_was_trained(full_tables
     for run, plan in short.items():
         for claim_id in plan["for"]:
             assert f"{run}'s plan asks for {plan['planned']} seeds" in notes[claim_id]
+
+
+def test_a_claim_no_count_decides_at_its_observed_mean_gets_a_plan_at_its_design_margin(full_tables):
+    """At the mean observed, no count decides depth_overfit.two_blocks_held_out or norm_warmup.pre_no_warmup (the mean
+    sits on an edge); at the declared design margin (one tolerance past each edge) each has a finite count, and it
+    does not move with the observed mean: a shifted table plans the same."""
+    from attnlab.claims.evaluate import design_seeds, pilot_tables
+    by_id = {c["id"]: c for c in CLAIMS}
+    pilot = pilot_tables(full_tables, 3)
+    for claim_id in ("depth_overfit.two_blocks_held_out", "norm_warmup.pre_no_warmup"):
+        planned = design_seeds(by_id[claim_id], pilot)
+        assert planned and 3 <= planned <= 1000, claim_id
+        shifted = {t: df.copy() for t, df in pilot.items()}
+        table = shifted[by_id[claim_id]["table"]]
+        for column in [c for c in table.columns if c.startswith("held_out_ppl")]:
+            if column.endswith("_seeds"):
+                table[column] = [";".join(repr(float(v) + 5.0) for v in cell.split(";")) if isinstance(cell, str) and cell
+                                 else cell for cell in table[column]]
+            elif column == "held_out_ppl":
+                table[column] = table[column] + 5.0
+        assert design_seeds(by_id[claim_id], shifted) == planned, claim_id
