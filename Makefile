@@ -90,7 +90,7 @@ $(error $(UNQUOTED) reached make as a variable of its own: put every override in
 endif
 endif
 ablate: env  ## one ablation beside the published results: make ablate RUN=ladder/average OVERRIDE='train.lr=3e-3'
-	@$(BIN)/python -m attnlab.plan --confirm '$(CONFIRM)' -- $(ABLATION)
+	@$(BIN)/python -m attnlab.price --confirm '$(CONFIRM)' -- $(ABLATION)
 	$(BIN)/snakemake $(ABLATION)
 
 table: env  ## one table and what it reads: make table ID=ladder [PROFILE=quick]

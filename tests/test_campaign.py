@@ -130,11 +130,11 @@ def test_train_before_pack_stops_with_one_line(tmp_path):
 
 @pytest.mark.parametrize("asked, expected", [("50 seeds per row", 50), ("", None), ("2 seeds per row", None)])
 def test_the_plan_names_the_seeds_the_ledger_asks_for(tmp_path, asked, expected):
-    """A claim's plan column (the ledger's) asks for seeds per row: each trained run the written plan lists
+    """A claim's would_decide column (the ledger's) asks for seeds per row: each trained run the written plan lists
     for that claim is named with the count, unless seeds_per_run trains that many already."""
     ledger = tmp_path / "results/full/claims.csv"
     ledger.parent.mkdir(parents=True)
-    ledger.write_text(f"id,plan,verdict\nnorm_warmup.post_warmup,{asked},INCONCLUSIVE\n")
+    ledger.write_text(f"id,would_decide,verdict\nnorm_warmup.post_warmup,{asked},INCONCLUSIVE\n")
     asks = campaign.ledger_asks("full", root=tmp_path)
     assert asks.get("norm/post_warmup") == expected
     assert not any(run.startswith("measure/") for run in asks)

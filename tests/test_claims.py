@@ -133,7 +133,7 @@ def test_a_bound_is_judged_by_the_means_interval_which_more_seeds_narrow():
     assert three.verdict == "INCONCLUSIVE" and three.seeds == 3
     # 80 % power at the next look's level (97.5 %): the margin 0.4 (= 1 sd) clears 0 once √n − t(0.9875, n − 1)
     # reaches 0.84: n = 12
-    assert three.plan == "12 seeds per row" and "about 12 seeds per row would decide it" in three.note
+    assert three.would_decide == "12 seeds per row" and "about 12 seeds per row would decide it" in three.note
     assert C.judge(between, one_row(38.1, 0.4, 10)).verdict == "MATCH"
     # an interval wholly outside the bounds is a miss, however wide the spread
     assert verdict(claim({"kind": "between", "low": 35.5, "high": 36.5}, {"column": "w"}, "36"),
@@ -154,14 +154,14 @@ def test_a_printed_number_is_judged_as_one_run_against_ours():
     assert row.band == "accepts [-0.2914, 1.585]; catches a shift of 1.191 (4.3 sd) 80 % of the time"
     # a tolerance one run can resolve (0.105 ≥ 1.645 · 0.02), the chapter on its edge: no count decides it
     edge = C.judge(claim(rule, {"column": "w"}, chapter=0.795), one_row(0.9, 0.02, 30))
-    assert edge.verdict == "CONSISTENT" and edge.plan == "", edge
+    assert edge.verdict == "CONSISTENT" and edge.would_decide == "", edge
     far = C.judge(claim(rule, {"column": "w"}, chapter=0.2), one_row(0.9, 0.01, 5))
     assert far.verdict == "CONTRADICTED"
     near = C.judge(claim(rule, {"column": "w"}, chapter=0.9), one_row(0.91, 0.01, 5))
     assert near.verdict == "MATCH"  # 0.01 ± 2.132 · 0.01 · √1.2 inside ±0.105
     # undecided, and more seeds could decide it: INCONCLUSIVE with its plan
     edge = C.judge(claim(rule, {"column": "w"}, chapter=0.85), one_row(0.9, 0.02, 3))
-    assert edge.verdict == "INCONCLUSIVE" and edge.plan.endswith("seeds per row")
+    assert edge.verdict == "INCONCLUSIVE" and edge.would_decide.endswith("seeds per row")
     # one value (an analytic table): its own interval, the tolerance as written
     assert verdict(claim(rule, {"column": "w"}, chapter=0.2), {"t": pd.DataFrame({"w": [0.305]})}) == "CONTRADICTED"
     assert verdict(claim(rule, {"column": "w"}, chapter=0.2), {"t": pd.DataFrame({"w": [0.29]})}) == "MATCH"

@@ -653,7 +653,7 @@ def test_a_timing_measured_once_is_not_judged(claim_id, quick_tables):
     """A claim on a timing read from one median per size is INCONCLUSIVE until the table gives five repeats, and
     says so; the published table's five repeats are judged."""
     judged = C.judge(CLAIMS[claim_id], measured_once(quick_tables))
-    assert judged.verdict == "INCONCLUSIVE" and judged.plan == "5 repeated timings per size", judged
+    assert judged.verdict == "INCONCLUSIVE" and judged.would_decide == "5 repeated timings per size", judged
     assert "judged on at least 5 repeated measurements" in judged.note
     assert "repeated measurements" not in C.judge(CLAIMS[claim_id], quick_tables).note
 

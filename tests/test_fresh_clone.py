@@ -341,14 +341,14 @@ def test_a_changed_config_says_which_keys_changed(clone):
 
 
 def test_a_full_profile_ablation_shows_its_cost_and_waits_for_confirmation(clone):
-    """make ablate's first step (attnlab.plan): what the call trains and about how long, and for the
+    """make ablate's first step (attnlab.price): what the call trains and about how long, and for the
     full profile a stop until CONFIRM=yes."""
     args = ["--", "--cores", "1", "--config", "profile=full", "override=ladder/average: train.lr=3e-3"]
-    plan = subprocess.run([sys.executable, "-m", "attnlab.plan", *args], cwd=clone, capture_output=True, text=True,
+    priced = subprocess.run([sys.executable, "-m", "attnlab.price", *args], cwd=clone, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(clone / "src")})
     runs = len(list(clone.glob("results/full/runs/ladder/average/seed*/metrics.json")))
-    assert plan.returncode != 0 and re.search(rf"trains {runs} runs \({runs} ladder\): about [\d.]+ CPU-(hours|minutes)", plan.stdout)
-    assert plan.stderr.strip().startswith("error: this trains full-profile runs") and "CONFIRM=yes" in plan.stderr
+    assert priced.returncode != 0 and re.search(rf"trains {runs} runs \({runs} ladder\): about [\d.]+ CPU-(hours|minutes)", priced.stdout)
+    assert priced.stderr.strip().startswith("error: this trains full-profile runs") and "CONFIRM=yes" in priced.stderr
 
 
 @pytest.mark.parametrize("args, message", [

@@ -98,7 +98,7 @@ def planned_counts(profile: str, extra: dict[str, int]) -> dict[str, int]:
 
 
 def ledger_asks(profile: str, root: Path = ROOT) -> dict[str, int]:
-    """run -> the seeds per row the ledger's plan column asks for (results/<profile>/claims.csv), beyond what
+    """run -> the seeds per row the ledger's would_decide column asks for (results/<profile>/claims.csv), beyond what
     seeds_per_run.<profile> trains, for each trained run the written plan lists for those claims
     (pipeline.yaml: seeds_per_run.plan.<profile>.<run>.for). Not in the campaign's plan: seeds the pipeline
     reads are a look, written in seeds_per_run first; --run trains them."""
@@ -113,7 +113,7 @@ def ledger_asks(profile: str, root: Path = ROOT) -> dict[str, int]:
         return {}
     with open(ledger, newline="") as f:
         asked = {row["id"]: int(m.group(1)) for row in csv.DictReader(f)
-                 for m in [re.match(r"(\d+) seeds per row", row.get("plan") or "")] if m}
+                 for m in [re.match(r"(\d+) seeds per row", row.get("would_decide") or "")] if m}
     asks = {}
     for run, plan in load_plans(profile, CONFIG_DIR / "pipeline.yaml").items():
         wanted = max((asked[claim] for claim in plan["for"] if claim in asked), default=0)
@@ -503,7 +503,7 @@ def main(argv: list[str] | None = None) -> None:
     print_plan(groups, args.tflops)
     asks = {run: n for run, n in ledger_asks(args.profile).items() if n > extra.get(run, 0)}
     if args.command == "plan" and asks:
-        print(f"the ledger's plan column asks for more seeds on {len(asks)} runs, not planned until "
+        print(f"the ledger's would_decide column asks for more seeds on {len(asks)} runs, not planned until "
               "seeds_per_run gives them (or --run): " + " ".join(f"--run {run}={n}" for run, n in sorted(asks.items())))
         print("  with them: " + cost_line(plan(args.profile, {**extra, **asks}, args.seed_batch), args.tflops))
     if args.command == "pack":

@@ -247,7 +247,7 @@ class Judgement:
     seed_sets: str           # the seed counts of the rows read, where they differ
     looks: int               # the looks its rows had (their level: stats.level_for)
     seed_share: str          # k/n: seeds in which an outcome holds (a value of two modes: the nearest mode's)
-    plan: str                # what would decide it (more seeds per row, repeated timings), in words
+    would_decide: str        # what would decide it (more seeds per row, repeated timings), in words
     band: str                # a one-run number: the chapter values it accepts, the shift it catches
     number: str              # the number's verdict (rules.NUMBER_VERDICTS)
     conclusion: str          # the conclusion's (rules.CONCLUSION_VERDICTS, or NO CONCLUSION)
@@ -353,7 +353,7 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
     row = {"id": claim["id"], "kind": "trained" if trained else "analytic", "table": claim["table"],
            "statement": " ".join(str(claim["statement"]).split()), "chapter": show_chapter(claim["chapter"]),
            "reproduced": "–", "rule": describe_claim(claim), "headline": bool(claim.get("headline")), "interval": "",
-           "seeds": 0, "seed_sets": "", "looks": looks, "seed_share": "", "plan": "", "band": "",
+           "seeds": 0, "seed_sets": "", "looks": looks, "seed_share": "", "would_decide": "", "band": "",
            "number": "MISSING", "conclusion": NO_CONCLUSION if "conclusion" not in claim else "MISSING"}
     unmeasured = not_measured(claim, tables)
     if unmeasured:
@@ -401,7 +401,7 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
     undecided = [o for o in (rule, concluded) if o and o.status in ("inconclusive", "unjudged")]
     whys = list(dict.fromkeys(o.why for o in undecided if o.why))  # one reason once, for the rule and conclusion
     if any(o.why.startswith("a timing") for o in undecided):
-        row["plan"] = f"{MIN_REPEATS} repeated timings per size"
+        row["would_decide"] = f"{MIN_REPEATS} repeated timings per size"
     first = ("a shortened profile: its runs are not the chapter's, so its numbers are not compared with the "
              "chapter's and what fails at its budget is not judged (this profile publishes no multi-seed reference "
              "of its own)" if shortened and trained else "")
@@ -410,7 +410,7 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
         needed = [o.to_decide for o in undecided if not o.why]
         to_decide = max(needed) if needed and all(needed) else None
         if to_decide:
-            row["plan"] = f"{to_decide} seeds per row"
+            row["would_decide"] = f"{to_decide} seeds per row"
             whys.append(f"about {to_decide} seeds per row would decide it with 80 % power"
                         f" (at the next look's level, {judging.next_level:.3g})")
         elif needed:

@@ -129,7 +129,7 @@ def rate_status(claim: dict, tables: dict) -> tuple[str, str]:
     if verdict in ("MATCH", "CONSISTENT", "UNRESOLVED"):
         return "fits", verdict
     if verdict == "INCONCLUSIVE":
-        return "undecided", f"INCONCLUSIVE, {judged.plan or 'no count of seeds'} would decide it"
+        return "undecided", f"INCONCLUSIVE, {judged.would_decide or 'no count of seeds'} would decide it"
     return "misses", verdict
 
 

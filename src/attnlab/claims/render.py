@@ -15,7 +15,7 @@ from attnlab.numbers import show, show_number, show_spread  # noqa: F401 (the le
 
 README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
 LEDGER_COLUMNS = ["id", "kind", "table", "statement", "chapter", "reproduced", "interval", "seeds", "looks",
-                  "seed_share", "rule", "verdict", "number", "conclusion", "margin", "band", "plan", "reason", "note"]
+                  "seed_share", "rule", "verdict", "number", "conclusion", "margin", "band", "would_decide", "reason", "note"]
 # what each number verdict says, in the summary's words
 NUMBER_WORDS = {"MATCH": "agree to their tolerance", "CONSISTENT": "agree as well as one run can show",
                 "UNRESOLVED": "cannot be resolved", "CONTRADICTED": "fail", "INCONCLUSIVE": "need more seeds",
@@ -139,8 +139,8 @@ HOW_JUDGED = ("Columns: reproduced is our mean ± the sd of one run over seeds; 
               "(at 1 − 5 %/looks where a row's seeds were added after reading the ledger: Bonferroni over its looks; "
               "inside its range for an accuracy or a share); seeds the smallest seed set read (rows of different "
               "sets compared on all seeds of both, Welch); margin Δ in tolerances ± its band (one run: the spread "
-              "of one run of ours against our mean, s·√(1 + 1/n)) or how far a bound is cleared; plan the seeds "
-              "per row that would decide an INCONCLUSIVE claim with 80 % power; number and conclusion the verdicts of "
+              "of one run of ours against our mean, s·√(1 + 1/n)) or how far a bound is cleared; would_decide the "
+              "seeds per row that would decide an INCONCLUSIVE claim with 80 % power; number and conclusion the verdicts of "
               "each apart (verdict is derived from both); band, for a number the chapter printed from one run, the "
               "chapter values its test accepts and the shift from our mean it would catch 80 % of the time, in the "
               "claim's units and in seed sd.")

@@ -47,8 +47,8 @@ VERDICTS = {
     "CONCLUSION HOLDS": "The number is CONTRADICTED (its own column says so, and the counts of numbers count it) "
                         "or, in a shortened profile, not judged, but the chapter's point without its number (the "
                         "conclusion) holds.",
-    "INCONCLUSIVE": "Not decided yet, and more of our seeds (or repeated timings) could decide it: the plan "
-                    "column gives the count at 80 % power.",
+    "INCONCLUSIVE": "Not decided yet, and more of our seeds (or repeated timings) could decide it: the "
+                    "would_decide column gives the count at 80 % power.",
     "NOT JUDGED": "Our runs cannot judge the claim: our seeds give its number no spread (one seed, or seeds that "
                   "all agree) and it misses, or the profile trains a shortened budget, so its runs are not the "
                   "chapter's: its printed numbers are not compared, and what fails at that budget is not held "
