@@ -182,16 +182,21 @@ def test_one_rate_is_no_where_two_bands_never_meet_where_both_were_measured():
 
 
 def test_one_rate_is_no_where_the_runaway_needs_a_rate_at_which_the_divided_head_collapsed():
-    """The undivided std reaches the chapter's only from 5.5e-3; the divided head collapsed at 5e-3 and 6e-3
-    (every seed): no rate gives both. Soft at 5e-3, or collapsed in only some seeds there, it stays open."""
+    """The undivided std reaches the chapter's only from 5.5e-3; the divided head collapsed at 5e-3 and 6e-3 in so
+    many seeds that a soft one (the chapter's one run) is a rare outcome of ours: no rate gives both. All collapsed
+    but in too few seeds to call a soft head rare, soft at 5e-3, or collapsed in only some seeds there, it stays
+    open, and says from how many seeds all collapsed a soft head would be rare."""
     names = {"runaway": "undivided final score std", "b": "second"}
     measured = {"runaway": (1e-3, 1e-2), "b": (1e-3, 6e-3)}
     bands = {"runaway": [(5.5e-3, 1e-2)], "b": [(1e-3, 7e-3)]}
     rates = (1e-3, 3e-3, 5e-3, 6e-3, 1e-2)
-    collapsed = {1e-3: (0, 3), 3e-3: (0, 3), 5e-3: (3, 3), 6e-3: (3, 3)}
+    collapsed = {1e-3: (0, 3), 3e-3: (0, 3), 5e-3: (80, 80), 6e-3: (80, 80)}
     no = one_rate(bands, measured, names, {}, rates, collapsed, "runaway")
     assert no["finding"].startswith("no: the undivided final score std reaches the chapter's only from 5.5e-3")
-    assert "collapsed at every rate tried from 5e-3 up" in no["finding"]
+    assert "collapsed at every rate tried from 5e-3 up, where a soft one is a rare outcome of ours" in no["finding"]
+    few = one_rate(bands, measured, names, {}, rates, {**collapsed, 5e-3: (3, 3), 6e-3: (6, 6)}, "runaway")["finding"]
+    assert few.startswith("not established") and "6 of 6 seeds at 6e-3" in few
+    assert "a minority outcome there: Wilson's upper bound 39 % of 6 seeds; rare only from 73 seeds all collapsed" in few
     for soft_at_5e3 in ({**collapsed, 5e-3: (0, 3)}, {**collapsed, 6e-3: (2, 3)}):
         open_ = one_rate(bands, measured, names, {}, rates, soft_at_5e3, "runaway")["finding"]
         assert open_.startswith("not established")

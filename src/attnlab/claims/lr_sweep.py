@@ -203,21 +203,23 @@ def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = N
     where, at one rate tried, every number fits (the ledger's one-run test: a MATCH, CONSISTENT or UNRESOLVED, decided);
     else not established. `bands`: claim -> its band; `measured`: claim -> (lowest, highest rate with a spread);
     `statuses`: (claim, rate) -> fits / misses / undecided. `collapsed`: rate -> (seeds whose divided head
-    collapsed there, seeds); no also where every seed collapsed at the highest rate tried at or below the low end
-    of the `runaway` claim's band and at every rate tried above (the undivided std reaches the chapter's only
-    where the divided head, soft in the chapter, no longer is; collapse is taken to persist at higher rates,
-    as it does at every rate tried); otherwise the finding says how many seeds collapsed at each rate tried in
-    that band."""
+    collapsed there, seeds); no also where a soft divided head is a rare outcome of ours (stats.decide_draw: the
+    chapter's one run is not a plausible draw) at the highest rate tried at or below the low end of the `runaway`
+    claim's band and at every rate tried above (the undivided std reaches the chapter's only where the divided
+    head, soft in the chapter, no longer is; collapse is taken to persist at higher rates, as it does at every rate
+    tried); otherwise the finding says how many seeds collapsed at each rate tried in that band and, where every
+    one did, from how many seeds all collapsed a soft head would be rare."""
     statuses, collapsed = statuses or {}, collapsed or {}
     if runaway in bands and bands[runaway] and collapsed:
         start = bands[runaway][0][0]
         below = [lr for lr in collapsed if lr <= start * (1 + 1e-9)]
         from_ = max(below) if below else None
-        if from_ is not None and all(k == n for lr, (k, n) in collapsed.items() if lr >= from_):
+        if from_ is not None and all(stats.decide_draw(n - k, n) == "fail" for lr, (k, n) in collapsed.items()
+                                     if lr >= from_):
             return {"band": f"none from {show_rate(from_)}", "band_low": math.nan, "band_high": math.nan,
                     "finding": f"no: the {names[runaway]} reaches the chapter's only from {show_rate(start, 2)}, and "
                                f"the divided head, soft in the chapter, has collapsed at every rate tried from "
-                               f"{show_rate(from_)} up"}
+                               f"{show_rate(from_)} up, where a soft one is a rare outcome of ours"}
     conflicts = []
     for a, b in combinations(bands, 2):
         common = (max(measured[a][0], measured[b][0]), min(measured[a][1], measured[b][1]))
@@ -250,6 +252,14 @@ def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = N
         if inside:
             heads = ("; where the " + names[runaway] + " can reach the chapter's, the divided head collapsed in " +
                      ", ".join(f"{collapsed[lr][0]} of {collapsed[lr][1]} seeds at {show_rate(lr)}" for lr in inside))
+            every = [lr for lr in inside if collapsed[lr][0] == collapsed[lr][1]]
+            if every:  # all collapsed, yet too few seeds to call a soft head (the chapter's) rare
+                n = collapsed[every[0]][1]
+                _, upper = stats.share_interval(0, n)
+                needed = next((m for m in range(n, stats.MAX_SEEDS + 1) if stats.decide_draw(0, m) == "fail"), None)
+                heads += (f" (a soft one, as the chapter's, is a minority outcome there: Wilson's upper bound "
+                          f"{100 * float(upper):.0f} % of {n} seeds; rare only from "
+                          + (f"{needed} seeds all collapsed)" if needed else f"more than {stats.MAX_SEEDS} seeds)"))
     return {"band": NOT_ESTABLISHED, "band_low": math.nan, "band_high": math.nan,
             "finding": f"{NOT_ESTABLISHED}: {where}" + (f"; undecided there: the {', the '.join(open_)}" if open_ else "")
                        + heads}
