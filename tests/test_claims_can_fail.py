@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from attnlab import claims as C
+from attnlab.claims import read
 from attnlab.claims.read import estimate
 from attnlab.claims.rules import rounding
 from attnlab.tables import SEEDS_SUFFIX, per_seed
@@ -92,24 +93,7 @@ def set_seeds(df, rows, put: Put, value) -> None:
 
 def columns_read(claim: dict) -> set[tuple[str, str]]:
     """(table, column) of every cell the claim's value, rule and conclusion read."""
-    found = set()
-
-    def walk(node, table):
-        if isinstance(node, dict):
-            table = node.get("table", table)
-            for key in ("column", "lead"):
-                if key in node:
-                    found.add((table, node[key]))
-            for col in node.get("columns", []) + node.get("among", []):
-                found.add((table, col))
-            for child in node.values():
-                walk(child, table)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child, table)
-
-    walk([claim["value"], claim["rule"], claim.get("conclusion")], claim["table"])
-    return found
+    return read.columns_read([claim["value"], claim["rule"], claim.get("conclusion")], claim["table"])
 
 
 # ---------------------------------------------------------------- the cases: point true, point false

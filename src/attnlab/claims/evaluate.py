@@ -11,7 +11,7 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from attnlab.claims import stats
-from attnlab.claims.read import Missing, columns_read, estimate, select, uses_lead
+from attnlab.claims.read import Missing, columns_read, estimate, select, table_reads, uses_lead
 from attnlab.claims.render import describe_check, describe_claim, show, show_chapter, show_number
 from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, NUMBER_VERDICTS, ROOT, TARGET_CHECKS, TWIN_BEYOND_SPREAD,
                                   TWIN_NOT_RUN, ClaimsError, load_looks, overall_verdict, rounding)
@@ -456,20 +456,15 @@ def devices_read(node, tables: dict, table_id: str) -> set[str]:
     """The devices (by name) of the seeds of every table row an expression reads, from the rows' provenance
     (`device`: 'NVIDIA H200 ×3, AMD EPYC ×7')."""
     found = set()
-    if isinstance(node, dict):
-        table_id = node.get("table", table_id)
-        df = tables.get(table_id)
-        if ("column" in node or "lead" in node) and df is not None and "device" in df.columns:
-            try:
-                cells = select(df, node.get("where", {}), table_id)["device"].dropna()
-            except Missing:
-                cells = ()
-            found |= {name.rsplit(" ×", 1)[0] for cell in cells for name in str(cell).split(", ")}
-        for child in node.values():
-            found |= devices_read(child, tables, table_id)
-    elif isinstance(node, list):
-        for child in node:
-            found |= devices_read(child, tables, table_id)
+    for table, read_node in table_reads(node, table_id):
+        df = tables.get(table)
+        if df is None or "device" not in df.columns:
+            continue
+        try:
+            cells = select(df, read_node.get("where", {}), table)["device"].dropna()
+        except Missing:
+            continue
+        found |= {name.rsplit(" ×", 1)[0] for cell in cells for name in str(cell).split(", ")}
     return found
 
 

@@ -106,22 +106,25 @@ def uses_lead(node) -> bool:
     return isinstance(node, list) and any(uses_lead(child) for child in node)
 
 
-def columns_read(node, table_id: str) -> set[tuple[str, str]]:
-    """(table, column) of every cell an expression (or a list of them, or a check) reads."""
-    found = set()
+def table_reads(node, table_id: str):
+    """(table, node) of every node of an expression (or a list of them, or a check) that reads a table's cells
+    (READ_OPERATORS), each with the table it reads."""
     if isinstance(node, dict):
         table_id = node.get("table", table_id)
-        for key in ("column", "lead"):
-            if key in node:
-                found.add((table_id, node[key]))
-        for col in node.get("columns", []) + node.get("among", []):
-            found.add((table_id, col))
+        if any(op in node for op in READ_OPERATORS):
+            yield table_id, node
         for child in node.values():
-            found |= columns_read(child, table_id)
+            yield from table_reads(child, table_id)
     elif isinstance(node, list):
         for child in node:
-            found |= columns_read(child, table_id)
-    return found
+            yield from table_reads(child, table_id)
+
+
+def columns_read(node, table_id: str) -> set[tuple[str, str]]:
+    """(table, column) of every cell an expression (or a list of them, or a check) reads."""
+    return {(table, column) for table, read_node in table_reads(node, table_id)
+            for column in [*(read_node[k] for k in ("column", "lead") if k in read_node),
+                           *read_node.get("columns", []), *read_node.get("among", [])]}
 
 
 def estimate(node, tables: dict, table_id: str) -> Sample:
