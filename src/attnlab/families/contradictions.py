@@ -396,7 +396,9 @@ def sweep_rows(sweep: pd.DataFrame) -> list[dict]:
                      "every sqrt(d_k) number of the chapter", "setting": f"train.lr swept ({r.rates})",
                      "experiment": "table sqrt_dk_sweep", "measure": r.number, "chapter": r.chapter,
                      "scale": r.scale, "finding": found,
-                     "says": f"{r.number}: fits at {r.band}; one rate for all: {answer}",
+                     "says": f"{r.number}: " + (f"fits at {r.band}" if isinstance(r.band, str)  # the divided head's
+                                                    else f"soft at {r.fits_at}")  # row is seeds, not a band
+                             + f"; one rate for all: {answer}",
                      "hypothesis_id": "one_rate", "seeds_per_rate": r.seeds, "seed_ids": r.seed_ids,
                      "commit": r.commit, "device": r.device})
     return rows
