@@ -57,7 +57,6 @@ HYPOTHESES_FILE = CONFIG_DIR / "hypotheses.yaml"
 class Hypothesis:
     """One entry of configs/hypotheses.yaml (its header says what each field means)."""
     id: str
-    table: str
     claims: tuple[str, ...]
     text: str
     setting: str
@@ -67,14 +66,25 @@ class Hypothesis:
     control: bool = False
     trained: bool = True
 
+    @property
+    def table(self) -> str:
+        """The family table it rebuilds: its claims' (a claim's id is <table>.<what>)."""
+        return self.claims[0].split(".")[0]
+
     def seeds_under(self, profile_seeds: int) -> int:
         """How many seeds its runs train in a profile that trains `profile_seeds` of a published row."""
         return min(self.seeds, profile_seeds)
 
 
 def load_hypotheses(path: Path = HYPOTHESES_FILE) -> tuple[Hypothesis, ...]:
-    return tuple(Hypothesis(**{**entry, "claims": tuple(entry["claims"])})
-                 for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["hypotheses"])
+    found = tuple(Hypothesis(**{**entry, "claims": tuple(entry["claims"])})
+                  for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["hypotheses"])
+    for h in found:
+        tables = sorted({claim.split(".")[0] for claim in h.claims})
+        if len(tables) != 1:
+            raise ValueError(f"{path}: hypothesis {h.id} tests claims of {len(tables)} tables ({tables}): "
+                             "it rebuilds one family table, so its claims are of one")
+    return found
 
 
 HYPOTHESES = load_hypotheses()
