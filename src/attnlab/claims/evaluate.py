@@ -87,6 +87,12 @@ def run_check(check: dict, value: Sample, claim: dict, tables: dict, judging: Ju
     return interval_outcome(margins, text, judging)
 
 
+def printed_tolerance(claim: dict, check: dict) -> np.ndarray:
+    """A relative or absolute check's tolerance at the chapter's value, widened by half its last printed digit."""
+    chapter = np.asarray(claim["chapter"], dtype=float)
+    return check["tolerance"] * (np.abs(chapter) if check["kind"] == "relative" else 1.0) + rounding(claim) / 2
+
+
 def one_run_outcome(value: Sample, claim: dict, check: dict, judging: Judging) -> Outcome:
     """The chapter printed one run: Δ against the spread of one run of ours (stats.one_draw), the tolerance
     widened by half the last digit the chapter printed. Undecided, it is INCONCLUSIVE where more seeds would decide
@@ -94,8 +100,7 @@ def one_run_outcome(value: Sample, claim: dict, check: dict, judging: Judging) -
     with no spread (one seed, or seeds that all agree) a miss is not judged. Its band: the chapter values the test
     accepts, and the shift it catches 80 % of the time (stats.band)."""
     chapter = np.asarray(claim["chapter"], dtype=float)
-    tolerance = check["tolerance"] * (np.abs(chapter) if check["kind"] == "relative" else 1.0) \
-        + rounding(claim) / 2
+    tolerance = printed_tolerance(claim, check)
     gap = stats.combine(np.subtract, value, Sample.constant(chapter))
     tolerance = np.broadcast_to(tolerance, gap.point.shape)
     status, half = stats.one_draw(gap, tolerance, judging.level)
@@ -530,10 +535,9 @@ def design_margin(claim: dict) -> np.ndarray | None:
     if rule["kind"] not in ("relative", "absolute") or uses_lead(claim["value"]):
         return None
     try:
-        chapter = np.asarray(claim["chapter"], dtype=float)
-    except (TypeError, ValueError):
+        return printed_tolerance(claim, rule)
+    except (TypeError, ValueError):  # a chapter value in words
         return None
-    return rule["tolerance"] * (np.abs(chapter) if rule["kind"] == "relative" else 1.0) + rounding(claim) / 2
 
 
 def at_margin(s: Sample, margin) -> Sample:
@@ -573,8 +577,7 @@ def design_seeds(claim: dict, tables: dict) -> int | None:
             margins = [margin_of(*m) if isinstance(m, tuple) else m for m in bound_margins(check, c_value, operand)]
         for m in margins:
             if m.sets:
-                needed.append(stats.seeds_for_power(at_margin(m, np.broadcast_to(margin, m.point.shape)
-                                                              if np.ndim(margin) else margin)))
+                needed.append(stats.seeds_for_power(at_margin(m, margin)))
     counts = np.concatenate([np.ravel(n) for n in needed]) if needed else np.zeros(0, dtype=int)
     if len(counts) and np.all(counts == 0):
         return None
