@@ -70,6 +70,18 @@ def test_split_is_deterministic_and_seeded(role):
     assert pairs(other.split()["held_out"]) != pairs(role.split()["held_out"])
 
 
+def test_a_version_that_splits_again_keeps_the_words_and_holds_out_other_pairs(category):
+    """configs/winograd/language/category1.yaml: the category words, split_seed 1; its runs read its own split."""
+    again = W.Language.from_cfg(W.language_config("category1"))
+    assert {**again.__dict__, "split_seed": 0} == category.__dict__ and again.split_seed == 1
+    assert pairs(again.split()["held_out"]) != pairs(category.split()["held_out"])
+    cfg = W.compose_run("category1_average_linear")
+    assert cfg.winograd.language == W.language_config("category1")
+    assert not cfg.model.mlp and cfg.model.mixer == "average"
+    with pytest.raises(ConfigError, match="'category9' is not one of"):
+        W.language_config("category9")
+
+
 def test_bad_language_is_refused(role):
     with pytest.raises(ConfigError, match="held_out=500"):
         W.Language(**{**role.__dict__, "held_out": 500}).validate()

@@ -131,6 +131,12 @@ def experiments() -> list[str]:
                   for p in folder.rglob("*.yaml") if not p.name.startswith("_"))
 
 
+def winograd_versions() -> list[str]:
+    """Every version of the Winograd language, each split once: configs/winograd/language/<version>.yaml (its words,
+    winograd.language.version, and its split_seed)."""
+    return sorted(p.stem for p in (CONFIG_DIR / "winograd" / "language").glob("*.yaml"))
+
+
 def resolved(cfg: DictConfig) -> dict:
     container = OmegaConf.to_container(cfg, resolve=True)
     container.pop("hydra", None)

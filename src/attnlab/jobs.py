@@ -323,7 +323,7 @@ class Jobs:
         from attnlab.families.contradictions import TRAINED
         from attnlab.families.winograd import VERSIONS
 
-        if any(m.name == model for m in VERSIONS[version]):
+        if any(m.name == model for m in VERSIONS.get(version, ())):
             return self.winograd_seeds(version, model)
         run = f"winograd/{version}_{model}"
         h = next((h for h in TRAINED if run in h.runs.values()), None)

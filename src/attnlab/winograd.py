@@ -28,14 +28,14 @@ import torch
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from attnlab import data, runs
-from attnlab.config import ConfigError, compose, config_hash
+from attnlab.config import ConfigError, compose, config_hash, winograd_versions
 from attnlab.train import train
 
 TEMPLATE = "the {x} did not cross the {y} because it was too {adj} , so the {ref} waited ."
 TEMPLATE_WORDS = [w for w in TEMPLATE.split() if not w.startswith("{")]
 SCORED = 14  # input position of the "the" after "so": the next token is the referent
 ADJ_POS, X_POS, Y_POS = 11, 1, 6
-VERSIONS = ("category", "role")
+VERSIONS = ("category", "role")  # the language's kinds (winograd.language.version); a version's file may re-split one
 ROLES = ("x", "y")  # which slot an adjective makes the referent: x = the crosser, y = the crossed
 
 
@@ -147,9 +147,9 @@ def compose_run(run: str, overrides=()) -> DictConfig:
 
 
 def language_config(version: str) -> DictConfig:
-    if version not in VERSIONS:
-        raise ConfigError(f"version {version!r} is not one of {list(VERSIONS)}")
-    return compose_run(f"_{version}").winograd.language
+    if version not in winograd_versions():
+        raise ConfigError(f"version {version!r} is not one of {winograd_versions()} (configs/winograd/language/)")
+    return compose_run(f"language/{version}").winograd.language
 
 
 def language_hash(version: str) -> str:
@@ -269,7 +269,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_split = sub.add_parser("split", help="write one version's train/held-out sentences")
-    p_split.add_argument("version", choices=VERSIONS)
+    p_split.add_argument("version", choices=winograd_versions())
     p_split.add_argument("--out", type=Path, required=True)
     p_train = sub.add_parser("train", help="train and score one run (configs/winograd/<run>.yaml)")
     p_train.add_argument("run")

@@ -3,6 +3,7 @@
 # key is its composed config's hash, so an edited YAML reruns exactly the runs whose config it changes.
 # --lint 'mixed rules and functions': published_only and seed_group_rule serve these rules only.
 from attnlab.jobs import RUN_FILES, SPLIT_FILES, WINOGRAD_FILES
+from attnlab.config import winograd_versions
 from attnlab.layout import run_folder
 
 # gpu_slots: each training job holds one, so `--resources gpu_slots=N` lets N of them share one GPU at once
@@ -37,7 +38,7 @@ rule winograd_split:
     input: unpack(lambda w: J.split_step(w.version).rule_inputs())
     output:
         **{name: f"{J.winograd}/{{version}}/{path}" for name, path in SPLIT_FILES.items()},
-    wildcard_constraints: version="category|role"
+    wildcard_constraints: version="|".join(winograd_versions())
     resources: mem_mb=1000, runtime=5
     log: f"{J.winograd}/{{version}}/split.log"
     conda: ENVIRONMENT
@@ -48,7 +49,7 @@ rule winograd_train:
     input: unpack(lambda w: J.winograd_step_at(w).rule_inputs())
     output:
         **{name.split(".")[0]: f"{WINOGRAD_FOLDER}/{name}" for name in WINOGRAD_FILES},
-    wildcard_constraints: home=J.home_pattern, version="category|role", model=r"[a-z0-9_]+", seed=r"\d+"
+    wildcard_constraints: home=J.home_pattern, version="|".join(winograd_versions()), model=r"[a-z0-9_]+", seed=r"\d+"
     params:
         overrides=lambda w: published_only(w, f"winograd/{w.version}_{w.model}"),
         split=lambda w: J.split_step(w.version).outputs[0],
