@@ -241,10 +241,15 @@ def test_a_necessary_outcome_is_refuted_by_the_seeds_where_it_fails():
         return C.judge(c, {"t": seeded(pd.DataFrame({"k": [0]}), "d", [d])})
 
     assert judged([0.0] * 100).verdict == "MATCH"
-    # its mean is 0 (the differences cancel), but it fails in half the seeds
-    refuted = judged([0.2, -0.2] * 50)
-    assert refuted.verdict == "CONTRADICTED" and refuted.seed_share == "0/100"
+    # its mean is 0 (the differences cancel), but it fails in half the seeds: the chapter's one model is a plausible
+    # draw (its number), its argument that every model shows it is refuted (the conclusion)
+    refuted = judged([0.2, -0.2] * 25 + [0.0] * 50)
+    assert (refuted.number, refuted.conclusion, refuted.verdict) == ("CONSISTENT", "FAILS", "CONTRADICTED")
+    assert refuted.seed_share == "50/100" and "fails in 50 (necessary" in refuted.note
+    assert judged([0.2, -0.2] * 50).number == "CONTRADICTED"  # in none of 100 seeds: not even a plausible draw
     assert judged([0.0] * 98 + [0.2, -0.2]).verdict == "CONSISTENT"  # 2 of 100: not shown rare, nor many
+    with pytest.raises(C.ClaimsError, match="takes no conclusion of its own"):
+        C.validate_claim({**c, "conclusion": {"kind": "above", "than": 0}})
 
 
 def test_exact_checks_ignore_the_seeds():

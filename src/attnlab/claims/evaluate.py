@@ -4,7 +4,7 @@ Judgement (the ledger's row), `ledger` every claim's; attnlab.claims.stats says 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -373,15 +373,20 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
         judged_value, mode_share = value, ""
         if claim.get("modes"):
             judged_value, row["reproduced"], mode_share = nearest_mode(value, claim)
-        rule = checked(claim["rule"], judged_value, claim, tables, judging, uses_lead(claim["value"]),
-                       [claim["value"], claim["rule"]])
+        # a necessary outcome: the chapter's one model is a draw of ours (the number); its argument that every model
+        # shows it is the conclusion, refuted by the seeds where it fails
+        rule = checked(claim["rule"], judged_value, claim, tables, replace(judging, necessary=False),
+                       uses_lead(claim["value"]), [claim["value"], claim["rule"]])
         conclusion, note, concluded = claim.get("conclusion"), "", None
-        if conclusion:
+        if judging.necessary:
+            concluded = checked(claim["rule"], judged_value, claim, tables, judging, uses_lead(claim["value"]),
+                                [claim["value"], claim["rule"]])
+            note = f"conclusion {CONCLUSION_VERDICTS[concluded.status]}: {concluded.margin}"
+        elif conclusion:
             read_apart = "value" in conclusion
             c_value = estimate(conclusion["value"], tables, claim["table"]) if read_apart else value
             # the claim's range is its value's: a conclusion that reads another keeps the mean's plain interval
-            c_judging = Judging(judging.level, judging.next_level, None if read_apart else judging.bounds, trained,
-                                judging.necessary)
+            c_judging = Judging(judging.level, judging.next_level, None if read_apart else judging.bounds, trained)
             concluded = checked(conclusion, c_value, claim, tables, c_judging,
                                 uses_lead(conclusion["value"] if read_apart else claim["value"]),
                                 [conclusion.get("value", claim["value"]), conclusion])
@@ -398,8 +403,8 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
     judged = ("CONCLUSION HOLDS" if number == "NOT JUDGED" and said == "HOLDS" and shortened
               else overall_verdict(number, said))
     row.update(number=number, conclusion=said, band=rule.band)
-    row["seed_share"] = " · ".join([*([mode_share] if mode_share else []), *(o.share for o in (rule, concluded)
-                                                                             if o and o.share)])
+    row["seed_share"] = " · ".join(dict.fromkeys([*([mode_share] if mode_share else []),
+                                                  *(o.share for o in (rule, concluded) if o and o.share)]))
     if mode_share:
         note = "; ".join(filter(None, [f"the chapter's run judged against the nearest mode, {mode_share} of our seeds",
                                        note]))

@@ -84,6 +84,8 @@ def describe_claim(claim: dict) -> str:
         said = conclusion.get("says") or (
             (f"{describe_expr(conclusion['value'])} " if "value" in conclusion else "") + describe_check(conclusion))
         text += f"; conclusion: {said}"
+    if claim.get("necessary"):
+        text += "; conclusion: it holds in every model (the chapter argues it must)"
     return text
 
 

@@ -221,6 +221,9 @@ def validate_claim(claim: dict) -> None:
     if "necessary" in claim and claim["necessary"] is not True:
         raise ClaimsError(f"{where}: necessary is true (the chapter argues the outcome holds in every model) or "
                           f"absent, not {claim['necessary']!r}")
+    if claim.get("necessary") and "conclusion" in claim:
+        raise ClaimsError(f"{where}: a necessary claim's conclusion is that it holds in every model; it takes no "
+                          f"conclusion of its own")
     if "modes" in claim and claim["modes"] != 2:
         raise ClaimsError(f"{where}: modes is 2 (two outcomes among our seeds, the chapter's run judged against the "
                           f"nearest) or absent, not {claim['modes']!r}")
