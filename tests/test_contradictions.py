@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from attnlab.claims.compare import Compared, shrinkage
 from attnlab.claims.rules import load_claims
@@ -31,6 +32,23 @@ def test_every_hypothesis_names_claims_of_its_table_and_runs_that_exist():
             elif not run.startswith("measure/"):
                 assert run in experiments(), run
     assert len({h.id for h in HYPOTHESES}) == len(HYPOTHESES)
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"claims": ["ladder.block", "norm_warmup.pre_warmup"]}, r"tests claims of 2 tables \(\['ladder', 'norm_warmup'\]\)"),
+    ({"claims": ["ladder.nope"]}, r"unknown: \['ladder.nope'\]"),
+    ({"claims": ["ladder.block"], "table": "ladder"}, "whose tables are its table"),
+])
+def test_a_hypothesis_takes_its_table_from_its_claims_and_a_bad_one_is_refused(tmp_path, entry, message):
+    from attnlab.claims.rules import ClaimsError
+    from attnlab.families.contradictions import load_hypotheses
+    path = tmp_path / "hypotheses.yaml"
+    path.write_text(yaml.safe_dump({"hypotheses": [{"id": "h", "text": "t", "setting": "s", **entry}]}))
+    with pytest.raises(ClaimsError, match=message):
+        load_hypotheses(path)
+    path.write_text(yaml.safe_dump({"hypotheses": [{"id": "h", "text": "t", "setting": "s",
+                                                    "claims": ["ladder.block"]}]}))
+    assert load_hypotheses(path)[0].table == "ladder"
 
 
 def test_every_contradicted_claim_of_the_full_ledger_has_a_hypothesis():

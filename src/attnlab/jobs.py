@@ -20,6 +20,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from attnlab import options
+from attnlab.claims.rules import ClaimsError
 from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose, config_hash, data_hash, experiments,
                             model_config)
 from attnlab.layout import run_folder, run_job, seed_groups, seed_key
@@ -77,7 +78,10 @@ class Jobs:
         self.home_pattern = "|".join(re.escape(h) for h in homes)  # a rule's {home}: published or the variant's
         self.registry = Registry(self.results, read_by_key)
         self.tables = {}  # id -> {"inputs", "variant_inputs" (None where the same), "figure_inputs", "figure", ...}
-        load_families()  # every @table and @figure builder, so the registry knows which tables have a figure
+        try:  # every @table and @figure builder, so the registry knows which tables have a figure
+            load_families()
+        except ClaimsError as e:  # the contradictions' hypotheses, read as their family loads
+            refuse(str(e))
         self.declare_data()
         self.declare_measurements()
         # every table its family declares (attnlab.tables.Declared), those that read other tables' inputs last

@@ -56,12 +56,10 @@ def overall(statuses) -> str:
 
 def run_check(check: dict, value: Sample, claim: dict, tables: dict, judging: Judging = Judging(),
               by_share: bool = False) -> Outcome:
-    def operand(key):
-        return estimate(check[key], tables, claim["table"])
-
+    operand = operands(check, claim, tables)
     kind = check["kind"]
     if kind in TARGET_CHECKS:
-        target = operand("to") if "to" in check else Sample.constant(np.asarray(claim["chapter"], dtype=float))
+        target = target_of(check, claim, tables)
         if target.point.ndim and value.point.shape != target.point.shape:
             return Outcome("fail", f"shape {value.point.shape} vs the chapter's {target.point.shape}")
         if kind == "exact":  # analytic: no seeds, only the chapter's printed precision
@@ -85,6 +83,16 @@ def run_check(check: dict, value: Sample, claim: dict, tables: dict, judging: Ju
     if by_share:
         return share_outcome(margins, judging)
     return interval_outcome(margins, text, judging)
+
+
+def operands(check: dict, claim: dict, tables: dict):
+    """A check's expression at `key` (its `to`, `than`, `low`, `high`), read from the claim's tables."""
+    return lambda key: estimate(check[key], tables, claim["table"])
+
+
+def target_of(check: dict, claim: dict, tables: dict) -> Sample:
+    """A target check's target: its `to` expression, or the chapter's number."""
+    return operands(check, claim, tables)("to") if "to" in check else Sample.constant(np.asarray(claim["chapter"], dtype=float))
 
 
 def printed_tolerance(claim: dict, check: dict) -> np.ndarray:
@@ -520,7 +528,8 @@ def ledger(claims: list[dict], tables: dict, profile: str, plans: dict | None = 
     df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1), shortened=budget < 1).row() for claim in claims])
     devices = [device_check(claim, tables) if kind == "trained" else (True, "") for claim, kind in zip(claims, df["kind"])]
     df["verdict"] = [verdict if stands else "INCONCLUSIVE" for verdict, (stands, _) in zip(df["verdict"], devices)]
-    spent = {claim_id: f"its rows were read at {k} looks, look j at 5 %/j (configs/pipeline.yaml): α spent at most "
+    alpha = f"{100 * (1 - stats.LEVEL):.3g} %"
+    spent = {claim_id: f"its rows were read at {k} looks, look j at {alpha}/j (configs/pipeline.yaml): α spent at most "
                        f"{100 * stats.alpha_spent(k):.3g} % in all" for claim_id, k in looks.items() if k > 1}
     df["note"] = ["; ".join(filter(None, (note, mixed, *short.get(claim_id, []), spent.get(claim_id),
                                           tried(claim_id, tables))))
@@ -564,22 +573,23 @@ def design_seeds(claim: dict, tables: dict) -> int | None:
     value = estimate(claim["value"], tables, claim["table"])
     if not value.sets:
         return 0
-    needed = []
-    if "to" not in claim["rule"]:  # the chapter's one run against one of ours
-        gap = stats.combine(np.subtract, value, Sample.constant(np.asarray(claim["chapter"], dtype=float)))
+    needed, rule, conclusion = [], claim["rule"], claim.get("conclusion")
+    if "to" not in rule:  # the chapter's one run against one of ours
+        gap = stats.combine(np.subtract, value, target_of(rule, claim, tables))
         needed.append(stats.one_draw_seeds(at_margin(gap, 2 * margin), margin))
-    for check, c_value in [(claim["rule"], value)] * ("to" in claim["rule"]) + [
-            (c, estimate(c["value"], tables, claim["table"]) if "value" in c else value)
-            for c in [claim.get("conclusion")] if c and not uses_lead(c.get("value"))]:
-        def operand(key, check=check):
-            return estimate(check[key], tables, claim["table"])
+    # the checks of our mean: a rule comparing two of our values, and a conclusion that does not read a lead
+    checks = [(rule, value)] if "to" in rule else []
+    if conclusion and not uses_lead(conclusion.get("value")):
+        checks.append((conclusion, estimate(conclusion["value"], tables, claim["table"]) if "value" in conclusion
+                       else value))
+    for check, c_value in checks:
+        if check["kind"] == "exact":
+            continue
         if check["kind"] in TARGET_CHECKS:
-            if check["kind"] == "exact":
-                continue
-            margins = [stats.paired(np.subtract, c_value, operand("to") if "to" in check
-                                    else Sample.constant(np.asarray(claim["chapter"], dtype=float)))]
+            margins = [stats.paired(np.subtract, c_value, target_of(check, claim, tables))]
         else:
-            margins = [margin_of(*m) if isinstance(m, tuple) else m for m in bound_margins(check, c_value, operand)]
+            margins = [margin_of(*m) if isinstance(m, tuple) else m
+                       for m in bound_margins(check, c_value, operands(check, claim, tables))]
         for m in margins:
             if m.sets:
                 needed.append(stats.seeds_for_power(at_margin(m, margin)))

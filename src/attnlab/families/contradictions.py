@@ -43,7 +43,7 @@ from attnlab.claims.compare import (NOT_ESTABLISHED, Compared, one_set, per_elem
 from attnlab.claims.evaluate import Judgement, judge
 from attnlab.claims.read import Missing, load_tables
 from attnlab.claims.render import show
-from attnlab.claims.rules import VERDICTS, load_claims, load_looks, load_plans
+from attnlab.claims.rules import VERDICTS, ClaimsError, load_claims, load_looks, load_plans
 from attnlab.claims.stats import Sample
 from attnlab.config import CONFIG_DIR
 from attnlab.runs import load_runs
@@ -58,6 +58,7 @@ class Hypothesis:
     """One entry of configs/hypotheses.yaml (its header says what each field means)."""
     id: str
     claims: tuple[str, ...]
+    table: str  # the family table it rebuilds: its claims' (configs/claims.yaml), never written beside them
     text: str
     setting: str
     runs: dict = field(default_factory=dict)
@@ -66,25 +67,28 @@ class Hypothesis:
     control: bool = False
     trained: bool = True
 
-    @property
-    def table(self) -> str:
-        """The family table it rebuilds: its claims' (a claim's id is <table>.<what>)."""
-        return self.claims[0].split(".")[0]
-
     def seeds_under(self, profile_seeds: int) -> int:
         """How many seeds its runs train in a profile that trains `profile_seeds` of a published row."""
         return min(self.seeds, profile_seeds)
 
 
 def load_hypotheses(path: Path = HYPOTHESES_FILE) -> tuple[Hypothesis, ...]:
-    found = tuple(Hypothesis(**{**entry, "claims": tuple(entry["claims"])})
-                  for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["hypotheses"])
-    for h in found:
-        tables = sorted({claim.split(".")[0] for claim in h.claims})
+    """The hypotheses, each with the table of its claims; ClaimsError for a claim not in configs/claims.yaml, claims
+    of two tables (a hypothesis rebuilds one), or a table written beside them."""
+    table_of = {claim["id"]: claim["table"] for claim in load_claims()}
+    found = []
+    for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["hypotheses"]:
+        where = f"{path.name}: hypothesis {entry.get('id')}"
+        unknown = [c for c in entry.get("claims", ()) if c not in table_of]
+        if "table" in entry or unknown or not entry.get("claims"):
+            raise ClaimsError(f"{where}: claims lists ids of configs/claims.yaml, whose tables are its table"
+                              + (f" (unknown: {unknown})" if unknown else ""))
+        tables = sorted({table_of[c] for c in entry["claims"]})
         if len(tables) != 1:
-            raise ValueError(f"{path}: hypothesis {h.id} tests claims of {len(tables)} tables ({tables}): "
-                             "it rebuilds one family table, so its claims are of one")
-    return found
+            raise ClaimsError(f"{where} tests claims of {len(tables)} tables ({tables}): it rebuilds one family "
+                              "table, so its claims are of one")
+        found.append(Hypothesis(**{**entry, "claims": tuple(entry["claims"]), "table": tables[0]}))
+    return tuple(found)
 
 
 HYPOTHESES = load_hypotheses()
