@@ -232,6 +232,23 @@ def test_an_outcome_that_splits_across_seeds_is_judged_on_its_share():
     assert rare.verdict == "CONTRADICTED" and rare.margin == "a rare outcome, 1 of 208 seeds"
 
 
+def test_one_models_number_and_conclusion_are_a_draw_of_the_seeds_that_show_both():
+    """A weight per seed with a conclusion per seed (street's weight, and street the row's largest): the chapter's
+    one model showed both, so its number is judged on the seeds that show both at once; the conclusion alone on its
+    own share."""
+    value = {"column": "street", "per_seed": True}
+    lead = {"kind": "above", "than": 0.1, "value": {"lead": "street", "among": ["street", "adj"]}}
+    c = claim({"kind": "absolute", "tolerance": 0.1}, value, chapter=0.5, conclusion=lead)
+    # 10 seeds at 0.5 with adj above street (near the number, not the largest), 10 at 0.5 largest, 10 at 0.9 largest
+    street = [0.5] * 20 + [0.9] * 10
+    adj = [0.7] * 10 + [0.2] * 20
+    table = seeded(seeded(pd.DataFrame({"k": [0]}), "street", [street]), "adj", [adj])
+    judged = C.judge(c, {"t": table})
+    assert judged.seed_share == "10/30 · 20/30" and judged.margin == "a minority outcome, 10 of 30 seeds"
+    alone = C.judge({k: v for k, v in c.items() if k != "conclusion"}, {"t": table})
+    assert alone.seed_share == "20/30"
+
+
 def test_a_necessary_outcome_is_refuted_by_the_seeds_where_it_fails():
     c = claim({"kind": "absolute", "tolerance": 0.01}, {"column": "d", "per_seed": True}, chapter=0)
     c["necessary"] = True

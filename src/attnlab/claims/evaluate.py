@@ -55,8 +55,9 @@ def overall(statuses) -> str:
 
 
 def run_check(check: dict, value: Sample, claim: dict, tables: dict, judging: Judging = Judging(),
-              by_share: bool = False) -> Outcome:
-    operand = operands(check, claim, tables)
+              by_share: bool = False, joint: list = ()) -> Outcome:
+    """A check's outcome. `joint`: margins that must hold in the same seed too, where the check is judged on its
+    share of seeds (the chapter's one model showed its number and its conclusion together)."""
     kind = check["kind"]
     if kind in TARGET_CHECKS:
         target = target_of(check, claim, tables)
@@ -71,18 +72,24 @@ def run_check(check: dict, value: Sample, claim: dict, tables: dict, judging: Ju
             return Outcome("pass", "exact") if gap == 0 else Outcome("fail", f"off by {show_number(float(gap))}")
         if "to" not in check and (value.sets or judging.seeded) and not by_share:  # the chapter's one run
             return one_run_outcome(value, claim, check, judging)
-        scale = check["tolerance"]
-        tolerance = stats.combine(lambda t: scale * np.abs(t) if kind == "relative" else np.full_like(t, scale),
-                                  target)
-        gap = stats.paired(np.subtract, value, target)
-        margins = [stats.paired(np.subtract, tolerance, gap), stats.paired(np.add, tolerance, gap)]
-        text = gap_text(gap, tolerance.point, judging)
-    else:
-        margins = bound_margins(check, value, operand)
-        text = None
+    margins, text = margins_of(check, value, claim, tables, judging)
     if by_share:
-        return share_outcome(margins, judging)
+        return share_outcome([*margins, *joint], judging)
     return interval_outcome(margins, text, judging)
+
+
+def margins_of(check: dict, value: Sample, claim: dict, tables: dict, judging: Judging = Judging()) -> tuple[list, str | None]:
+    """A check's margins, >= 0 passing — a tolerance's two edges around its target, a bound's, an ordering's steps —
+    and, where it has a target, the gap in tolerances."""
+    kind = check["kind"]
+    if kind not in TARGET_CHECKS:
+        return bound_margins(check, value, operands(check, claim, tables)), None
+    target = target_of(check, claim, tables)
+    scale = check["tolerance"]
+    tolerance = stats.combine(lambda t: scale * np.abs(t) if kind == "relative" else np.full_like(t, scale), target)
+    gap = stats.paired(np.subtract, value, target)
+    return ([stats.paired(np.subtract, tolerance, gap), stats.paired(np.add, tolerance, gap)],
+            gap_text(gap, tolerance.point, judging))
 
 
 def operands(check: dict, claim: dict, tables: dict):
@@ -381,18 +388,23 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
         judged_value, mode_share = value, ""
         if claim.get("modes"):
             judged_value, row["reproduced"], mode_share = nearest_mode(value, claim)
+        conclusion, note, concluded = claim.get("conclusion"), "", None
+        read_apart = bool(conclusion) and "value" in conclusion
+        c_value = estimate(conclusion["value"], tables, claim["table"]) if read_apart else value
+        # an outcome per seed with a conclusion per seed: the chapter's one model showed both, so its number is
+        # judged as a draw of the seeds that show both
+        by_share = uses_lead(claim["value"])
+        joint = (margins_of(conclusion, c_value, claim, tables)[0]
+                 if by_share and conclusion and uses_lead(conclusion["value"] if read_apart else claim["value"]) else [])
         # a necessary outcome: the chapter's one model is a draw of ours (the number); its argument that every model
         # shows it is the conclusion, refuted by the seeds where it fails
-        rule = checked(claim["rule"], judged_value, claim, tables, replace(judging, necessary=False),
-                       uses_lead(claim["value"]), [claim["value"], claim["rule"]])
-        conclusion, note, concluded = claim.get("conclusion"), "", None
+        rule = checked(claim["rule"], judged_value, claim, tables, replace(judging, necessary=False), by_share,
+                       [claim["value"], claim["rule"]], joint)
         if judging.necessary:
             concluded = checked(claim["rule"], judged_value, claim, tables, judging, uses_lead(claim["value"]),
                                 [claim["value"], claim["rule"]])
             note = f"conclusion {CONCLUSION_VERDICTS[concluded.status]}: {concluded.margin}"
         elif conclusion:
-            read_apart = "value" in conclusion
-            c_value = estimate(conclusion["value"], tables, claim["table"]) if read_apart else value
             # the claim's range is its value's: a conclusion that reads another keeps the mean's plain interval
             c_judging = Judging(judging.level, judging.next_level, None if read_apart else judging.bounds, trained)
             concluded = checked(conclusion, c_value, claim, tables, c_judging,
@@ -446,9 +458,9 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
 
 
 def checked(check: dict, value: Sample, claim: dict, tables: dict, judging: Judging, by_share: bool,
-            expressions) -> Outcome:
+            expressions, joint: list = ()) -> Outcome:
     """run_check, or undecided where it reads a timing measured fewer than MIN_REPEATS times."""
-    outcome = run_check(check, value, claim, tables, judging, by_share)
+    outcome = run_check(check, value, claim, tables, judging, by_share, joint)
     if judging.seeded and outcome.status == "fail" and not np.any(value.sd() > 0):
         return Outcome("unjudged", outcome.margin, outcome.share, why=(
             "our seeds give it no spread (one seed, or seeds that all agree): a miss is not judged"))
