@@ -404,6 +404,11 @@ def test_a_new_table_is_one_module_one_caption_and_its_claims(clone):
                                  "results/quick/tables/toy.csv"], cwd=clone, capture_output=True, text=True,
                                 env={**os.environ, "PYTHONPATH": str(clone / "src")})
         ledger = {row["id"]: row for row in csv.DictReader((clone / "toy_claims.csv").open())}
+        # its claim can fail and can match with no case written for it (derived from the claim)
+        can_fail = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                   "tests/test_claims_can_fail.py", "-k", "toy or every_claim_has_a_case"],
+                                  cwd=clone, capture_output=True, text=True,
+                                  env={**os.environ, "PYTHONPATH": str(clone / "src")})
     finally:
         claims.write_text(published_claims)
         for path in (module, caption, *clone.glob("toy_claims.*"), *clone.glob("results/quick/tables/toy.*"),
@@ -414,6 +419,7 @@ def test_a_new_table_is_one_module_one_caption_and_its_claims(clone):
     assert built.returncode == 0 and table.startswith("model,params,") and "one block" in table
     assert judged.returncode == 0, judged.stderr[-2000:]
     assert ledger["toy.block_learns"]["verdict"] not in ("", "MISSING"), ledger["toy.block_learns"]
+    assert can_fail.returncode == 0 and "3 passed" in can_fail.stdout, can_fail.stdout[-2000:]
 
 
 def test_planning_imports_no_torch(clone):
