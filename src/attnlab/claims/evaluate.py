@@ -401,7 +401,7 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
         rule = checked(claim["rule"], judged_value, claim, tables, replace(judging, necessary=False), by_share,
                        [claim["value"], claim["rule"]], joint)
         if judging.necessary:
-            concluded = checked(claim["rule"], judged_value, claim, tables, judging, uses_lead(claim["value"]),
+            concluded = checked(claim["rule"], judged_value, claim, tables, judging, by_share,
                                 [claim["value"], claim["rule"]])
             note = f"conclusion {CONCLUSION_VERDICTS[concluded.status]}: {concluded.margin}"
         elif conclusion:
