@@ -42,11 +42,6 @@ def curve_of(metrics_paths: list[str]) -> pd.DataFrame:
     return pd.concat([smooth(loss) for loss in losses], axis=1).mean(axis=1).rename("loss").reset_index()
 
 
-def evals_of(metrics_path: str | Path) -> pd.DataFrame:
-    """The perplexities (and attention statistics) at every evaluation, beside a run's metrics.json."""
-    return pd.read_csv(Path(metrics_path).with_name("evals.csv"))
-
-
 def smooth(series: pd.Series, frac: float = 0.02) -> pd.Series:
     return series.rolling(max(1, int(len(series) * frac)), min_periods=1).mean()
 

@@ -33,6 +33,11 @@ def run_config(metrics_path: str | Path) -> dict:
     return yaml.safe_load(Path(metrics_path).with_name(CONFIG).read_text())["config"]
 
 
+def evals_of(metrics_path: str | Path) -> pd.DataFrame:
+    """The perplexities (and attention statistics) at every evaluation, beside a run's metrics.json."""
+    return pd.read_csv(Path(metrics_path).with_name(EVALS))
+
+
 def load_runs(paths: list[str | Path]) -> list[dict]:
     """metrics.json of each seed of one run."""
     return [json.loads(Path(p).read_text()) for p in paths]

@@ -19,7 +19,7 @@ from attnlab.claims.evaluate import judge
 from attnlab.claims.render import show_number
 from attnlab.claims.rules import rounding
 from attnlab.claims.stats import Sample
-from attnlab.plots import evals_of
+from attnlab.runs import evals_of
 from attnlab.tables import held_out
 
 

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from attnlab import style
-from attnlab.plots import evals_of, figure
-from attnlab.runs import load_runs, run_config
+from attnlab.plots import figure
+from attnlab.runs import evals_of, load_runs, run_config
 from attnlab.tables import held_out, provenance, run_columns, seed_columns, table
 
 VARIANTS = ("divided", "undivided")
