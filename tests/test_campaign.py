@@ -183,6 +183,17 @@ def test_a_seed_folder_names_its_profile_run_and_seed():
     assert campaign.run_of("results/full/tables/seed1") is None
 
 
+def test_land_keys_each_seed_by_its_own_profile(tmp_path):
+    """A clone holding the same run's seeds in two profiles: each lands under its own profile's key."""
+    clone, repo = tmp_path / "clone", tmp_path / "repo"
+    for profile in ("smoke", "quick"):
+        key = campaign.seed_key(campaign.composed_run(profile, "ladder/block"), 0)
+        folder = clone / campaign.run_home(profile, "ladder/block")[0].format(seed=0)
+        folder.mkdir(parents=True)
+        (folder / "metrics.json").write_text(json.dumps({"config_hash": key, "dirty": False}))
+    assert campaign.land(clone, repo) == ["results/quick/runs/ladder/block/seed0", "results/smoke/runs/ladder/block/seed0"]
+
+
 def test_land_takes_a_clones_measurements_beside_the_runs_here(tmp_path, monkeypatch):
     """`land CLONE` lands a measurement this checkout lacks with its key file and its log, when the clone measured
     it from a clean tree under its job's current key; one under another key, one from a dirty tree and one

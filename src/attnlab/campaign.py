@@ -370,9 +370,9 @@ def land(source: Path, into: Path = ROOT) -> list[str]:
         if metrics.get("dirty"):
             print(f"  {folder}: trained from a dirty tree at {metrics.get('commit')}; left out")
             continue
-        if run not in configs:
-            configs[run] = composed_run(profile, run)
-        key = seed_key(configs[run], seed)
+        if (profile, run) not in configs:  # a run's config is its profile's: a clone may hold two profiles' seeds
+            configs[profile, run] = composed_run(profile, run)
+        key = seed_key(configs[profile, run], seed)
         if metrics["config_hash"] != key:
             print(f"  {folder}: trained under key {metrics['config_hash']}, the run's is {key} now; left out")
             continue
