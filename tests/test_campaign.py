@@ -221,9 +221,19 @@ def test_land_takes_a_clones_measurements_beside_the_runs_here(tmp_path, monkeyp
         if here:
             (repo / out).parent.mkdir(parents=True)
             (repo / out).write_text("{}")
+    # a new Winograd split the clone's runs read: it lands too (its text files beside its split.json)
+    split = [f"results/full/measure/winograd/category1/{name}" for name in ("split.json", "train.txt", "held_out.txt")]
+    steps.append(SimpleNamespace(job="winograd_split/category1", home="results/full", outputs=split, key="k4",
+                                 key_file="results/full/stamps/winograd_split/category1/k4.key"))
+    (clone / split[0]).parent.mkdir(parents=True)
+    for out in split:
+        (clone / out).write_text("{}" if out.endswith(".json") else "the dog did not cross the road\n")
+    (clone / steps[-1].key_file).parent.mkdir(parents=True)
+    (clone / steps[-1].key_file).write_text("k4\n")
     jobs = SimpleNamespace(results="results/full", registry=SimpleNamespace(jobs={(s.home, s.job): s for s in steps}))
     monkeypatch.setattr(attnlab.jobs, "Jobs", lambda config, read_by_key, root: jobs)
-    assert campaign.land_measurements(clone, repo) == [steps[0].outputs[0]]
+    assert campaign.land_measurements(clone, repo) == [steps[0].outputs[0], split[0]]
+    assert all((repo / out).read_bytes() == (clone / out).read_bytes() for out in split)
     seed0 = repo / "results/full/measure/winograd/role/two_blocks/seed0"
     assert sorted(p.name for p in seed0.iterdir()) == ["interventions.json", "interventions.log"]
     assert (repo / steps[0].key_file).read_text() == "k0\n"

@@ -405,17 +405,18 @@ def measured_clean(content: bytes) -> bool:
 
 
 def land_measurements(source: Path, into: Path = ROOT) -> list[str]:
-    """Each measurement of a clone (`source`, laid out as a checkout) that `into` lacks, measured there from a
-    clean tree under the job's current key (the workflow's jobs, attnlab.jobs: the key file under the clone's
-    stamps names it), with its key file and its log beside it; returns what landed. One measured under
-    another key, or from a dirty tree, is left out (said why)."""
+    """Each measurement of a clone (`source`, laid out as a checkout) that `into` lacks, and each Winograd split
+    (what the clone's Winograd runs read: without it here they would retrain), measured there from a clean tree
+    under the job's current key (the workflow's jobs, attnlab.jobs: the key file under the clone's stamps names
+    it), with its key file and its log beside it; returns what landed. One measured under another key, or from
+    a dirty tree, is left out (said why)."""
     from attnlab.jobs import Jobs
 
     landed = []
     for profile in sorted(p.name for p in (source / "results").iterdir() if (into / "configs/profile" / f"{p.name}.yaml").is_file()):
         jobs = Jobs({"profile": profile}, read_by_key=str, root=into)
         for step in jobs.registry.jobs.values():
-            if not step.job.startswith("measure_") or step.home != jobs.results:
+            if not step.job.startswith(("measure_", "winograd_split/")) or step.home != jobs.results:
                 continue
             wanted = [out for out in step.outputs if not (into / out).exists()]
             if not wanted or not all((source / out).is_file() for out in step.outputs):
