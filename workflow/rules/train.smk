@@ -2,8 +2,8 @@
 # results/<profile>/measure/winograd/<version>/<model>/seed<k>/ (or a variant's folder; attnlab.layout). A run's
 # key is its composed config's hash, so an edited YAML reruns exactly the runs whose config it changes.
 # --lint 'mixed rules and functions': published_only and seed_group_rule serve these rules only.
-from attnlab.jobs import RUN_FILES, SPLIT_FILES, WINOGRAD_FILES
 from attnlab.config import winograd_versions
+from attnlab.jobs import RUN_FILES, SPLIT_FILES, WINOGRAD_FILES
 from attnlab.layout import run_folder
 
 # gpu_slots: each training job holds one, so `--resources gpu_slots=N` lets N of them share one GPU at once
