@@ -78,7 +78,8 @@ def run_check(check: dict, value: Sample, claim: dict, tables: dict, judging: Ju
     return interval_outcome(margins, text, judging)
 
 
-def margins_of(check: dict, value: Sample, claim: dict, tables: dict, judging: Judging = Judging()) -> tuple[list, str | None]:
+def margins_of(check: dict, value: Sample, claim: dict, tables: dict,
+               judging: Judging = Judging()) -> tuple[list, str | None]:
     """A check's margins, >= 0 passing — a tolerance's two edges around its target, a bound's, an ordering's steps —
     and, where it has a target, the gap in tolerances."""
     kind = check["kind"]
@@ -99,7 +100,9 @@ def operands(check: dict, claim: dict, tables: dict):
 
 def target_of(check: dict, claim: dict, tables: dict) -> Sample:
     """A target check's target: its `to` expression, or the chapter's number."""
-    return operands(check, claim, tables)("to") if "to" in check else Sample.constant(np.asarray(claim["chapter"], dtype=float))
+    if "to" in check:
+        return operands(check, claim, tables)("to")
+    return Sample.constant(np.asarray(claim["chapter"], dtype=float))
 
 
 def printed_tolerance(claim: dict, check: dict) -> np.ndarray:
@@ -130,7 +133,7 @@ def one_run_outcome(value: Sample, claim: dict, check: dict, judging: Judging) -
     if judging.bounds is not None:  # a chapter value outside the quantity's range is no value at all
         low, high = max(low, judging.bounds[0]), min(high, judging.bounds[1])
     band = (f"accepts [{show_number(low)}, {show_number(high)}]; catches a shift of {show_number(catches)}"
-            + (f" ({catches / sd:.1f} sd)" if sd > 0 else "") + " 80 % of the time")
+            + (f" ({catches / sd:.1f} sd)" if sd > 0 else "") + f" {stats.POWER_TEXT} of the time")
     spread, _ = gap.draw_error()
     if np.any((spread == 0) & (status == "fail")):  # nothing to widen a miss by: no spread, no judgement
         return Outcome("unjudged", text, why="our seeds give it no spread (one seed, or seeds that all agree): "
@@ -441,10 +444,10 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
         to_decide = max(needed) if needed and all(needed) else None
         if to_decide:
             row["would_decide"] = f"{to_decide} seeds per row"
-            whys.append(f"about {to_decide} seeds per row would decide it with 80 % power"
+            whys.append(f"about {to_decide} seeds per row would decide it with {stats.POWER_TEXT} power"
                         f" (at the next look's level, {judging.next_level:.3g})")
         elif needed:
-            whys.append(f"no count of seeds up to {stats.MAX_SEEDS} decides it with 80 % power at this mean")
+            whys.append(f"no count of seeds up to {stats.MAX_SEEDS} decides it with {stats.POWER_TEXT} power at this mean")
     if number == "UNRESOLVED":
         whys.append("one run of ours spreads wider than the tolerance: no count of our seeds shows agreement "
                     "with the chapter's single run")
@@ -534,14 +537,13 @@ def ledger(claims: list[dict], tables: dict, profile: str, plans: dict | None = 
         if plan["planned"] > plan["trained"]:
             for claim_id in plan["for"]:
                 short.setdefault(claim_id, []).append(
-                    f"{run}'s plan asks for {plan['planned']} seeds (80 % power at its design margin), "
+                    f"{run}'s plan asks for {plan['planned']} seeds ({stats.POWER_TEXT} power at its design margin), "
                     f"{plan['trained']} trained")
     budget = float(OmegaConf.load(ROOT / "configs" / "profile" / f"{profile}.yaml").get("budget", 1.0))
     df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1), shortened=budget < 1).row() for claim in claims])
     devices = [device_check(claim, tables) if kind == "trained" else (True, "") for claim, kind in zip(claims, df["kind"])]
     df["verdict"] = [verdict if stands else "INCONCLUSIVE" for verdict, (stands, _) in zip(df["verdict"], devices)]
-    alpha = f"{100 * (1 - stats.LEVEL):.3g} %"
-    spent = {claim_id: f"its rows were read at {k} looks, look j at {alpha}/j (configs/pipeline.yaml): α spent at most "
+    spent = {claim_id: f"its rows were read at {k} looks, look j at {stats.ALPHA_TEXT}/j (configs/pipeline.yaml): α spent at most "
                        f"{100 * stats.alpha_spent(k):.3g} % in all" for claim_id, k in looks.items() if k > 1}
     df["note"] = ["; ".join(filter(None, (note, mixed, *short.get(claim_id, []), spent.get(claim_id),
                                           tried(claim_id, tables))))

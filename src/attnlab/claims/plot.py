@@ -35,6 +35,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.transforms import blended_transform_factory  # noqa: E402
 
 from attnlab import style  # noqa: E402
+from attnlab.claims import stats  # noqa: E402
 from attnlab.claims.rules import VERDICTS  # noqa: E402
 
 # one number as the ledger writes it (render.show, show_chapter): 1,115,394 · 60.1 ± 0.4814 · 1.19e-07
@@ -270,7 +271,7 @@ def claims_figure(ledger: pd.DataFrame):
             tick.set_fontsize(8)
     ax.set_ylim(y - 0.5, -0.5)
     ax.grid(axis="y", visible=False)
-    ax.set_xlabel(f"ours ÷ chapter (mean, its 95 % interval){'' if how == 'linear' else f'; {how} scale'}")
+    ax.set_xlabel(f"ours ÷ chapter (mean, its {stats.LEVEL_TEXT} interval){'' if how == 'linear' else f'; {how} scale'}")
     profile = ledger["profile"].iloc[0]
     left = ", ".join(f"{n} {why}" for why, n in left_out.items())
     style.headline(fig, finding(ledger), profile, f"top: {len(df)} numeric claims drawn as ratios",

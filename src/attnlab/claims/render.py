@@ -10,6 +10,7 @@ import pandas as pd
 
 from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, OVERALL_RULE, VERDICTS, ClaimsError, is_number,
                                   is_number_or_list)
+from attnlab.claims.stats import ALPHA_TEXT, LEVEL_TEXT, POWER_TEXT
 from attnlab.data import atomic_path
 from attnlab.numbers import show, show_number, show_spread  # noqa: F401 (the ledger's words read them here too)
 
@@ -137,14 +138,14 @@ def seeds_text(df: pd.DataFrame) -> str:
     return f"{span} seed{'s' if counts[-1] > 1 else ''} per claim"
 
 
-HOW_JUDGED = ("Columns: reproduced is our mean ± the sd of one run over seeds; interval the mean's 95 % interval "
-              "(at 1 − 5 %/looks where a row's seeds were added after reading the ledger: Bonferroni over its looks; "
+HOW_JUDGED = (f"Columns: reproduced is our mean ± the sd of one run over seeds; interval the mean's {LEVEL_TEXT} interval "
+              f"(at 1 − {ALPHA_TEXT}/looks where a row's seeds were added after reading the ledger: Bonferroni over its looks; "
               "inside its range for an accuracy or a share); seeds the smallest seed set read (rows of different "
               "sets compared on all seeds of both, Welch); margin Δ in tolerances ± its band (one run: the spread "
               "of one run of ours against our mean, s·√(1 + 1/n)) or how far a bound is cleared; would_decide the "
-              "seeds per row that would decide an INCONCLUSIVE claim with 80 % power; number and conclusion the verdicts of "
+              f"seeds per row that would decide an INCONCLUSIVE claim with {POWER_TEXT} power; number and conclusion the verdicts of "
               "each apart (verdict is derived from both); band, for a number the chapter printed from one run, the "
-              "chapter values its test accepts and the shift from our mean it would catch 80 % of the time, in the "
+              f"chapter values its test accepts and the shift from our mean it would catch {POWER_TEXT} of the time, in the "
               "claim's units and in seed sd.")
 
 LOOSE_WARNING = ("is a pipeline check with short runs: its trained claims are NOT JUDGED against the chapter (their "
@@ -205,8 +206,8 @@ def readme_section(df: pd.DataFrame, readme_dir: Path, ledger_path: Path, links:
              "", "What each verdict means:", "", *verdict_definitions(), "", f"**{summary_line(df)}.**", ""]
     lines.append(" · ".join([*(link(p, "the report: verdict, every table and figure") for p in links.get("report", [])),
                              link(ledger_md, "the whole ledger")]) + ".")
-    lines += ["", "The chapter's headline numbers (ours: mean ± the sd of one run over seeds, and the mean's 95 % "
-              "interval, at 1 − 5 %/looks where a row's seeds were added after reading the ledger):", "",
+    lines += ["", f"The chapter's headline numbers (ours: mean ± the sd of one run over seeds, and the mean's {LEVEL_TEXT} "
+              f"interval, at 1 − {ALPHA_TEXT}/looks where a row's seeds were added after reading the ledger):", "",
               compact.to_markdown(index=False, disable_numparse=True), ""]
     for path in links.get("time", []):
         cost = pd.read_csv(path)

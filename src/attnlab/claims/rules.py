@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from attnlab.claims.stats import ALPHA_TEXT, POWER_TEXT, RARE_TEXT
+
 ROOT = Path(__file__).resolve().parents[3]
 CLAIMS_FILE = ROOT / "configs" / "claims.yaml"
 PIPELINE_FILE = ROOT / "configs" / "pipeline.yaml"
@@ -34,7 +36,7 @@ REDUCERS = ("max", "min", "mean", "first", "last", "range", "loglog_slope")
 # is derived from both by OVERALL_RULE (overall_verdict).
 VERDICTS = {
     "MATCH": "The chapter's number comes back: agreement within the tolerance is shown (for a number the chapter "
-             "printed from one run, by two one-sided tests at 5 % against the spread of one run of ours; for an "
+             f"printed from one run, by two one-sided tests at {ALPHA_TEXT} against the spread of one run of ours; for an "
              "analytic value, to the printed precision; for a bound or an ordering, by the mean's interval; for an "
              "outcome of one model, in most of our seeds), and the chapter's conclusion holds.",
     "CONSISTENT": "The chapter's single run agrees as well as one run can show: its number is a plausible draw of "
@@ -43,12 +45,12 @@ VERDICTS = {
                   "plausible draw of ours, a minority outcome seen in k of our n seeds.",
     "UNRESOLVED": "The chapter's single run is not ruled out, but the tolerance is narrower than one run of ours can "
                   "show (below 1.645 seed sd): no count of our seeds could show agreement; the band column gives the "
-                  "chapter values the number test accepts and the shift it would catch 80 % of the time.",
+                  f"chapter values the number test accepts and the shift it would catch {POWER_TEXT} of the time.",
     "CONCLUSION HOLDS": "The number is CONTRADICTED (its own column says so, and the counts of numbers count it) "
                         "or, in a shortened profile, not judged, but the chapter's point without its number (the "
                         "conclusion) holds.",
     "INCONCLUSIVE": "Not decided yet, and more of our seeds (or repeated timings) could decide it: the "
-                    "would_decide column gives the count at 80 % power.",
+                    f"would_decide column gives the count at {POWER_TEXT} power.",
     "NOT JUDGED": "Our runs cannot judge the claim: our seeds give its number no spread (one seed, or seeds that "
                   "all agree) and it misses, or the profile trains a shortened budget, so its runs are not the "
                   "chapter's: its printed numbers are not compared, and what fails at that budget is not held "
@@ -57,7 +59,7 @@ VERDICTS = {
                       "on a neighbouring quantity instead.",
     "CONTRADICTED": "The chapter's point is false on our runs: its number lies outside the tolerance beyond our "
                     "seeds' spread (and its conclusion does not hold), its conclusion fails, or the outcome its one "
-                    "model shows is seen in fewer than about 5 % of our seeds (Wilson's upper bound below 5 %).",
+                    f"model shows is seen in fewer than about {RARE_TEXT} of our seeds (Wilson's upper bound below {RARE_TEXT}).",
     "MISSING": "A table, row or column the claim reads was not produced.",
 }
 # A conclusion's verdict (the ledger's `conclusion` column), by the status of its check.

@@ -29,6 +29,8 @@ POWER = 0.8    # a seed plan's chance of deciding a claim, if our mean and sprea
 MAJORITY = 0.5  # an outcome "holds" when it holds in more than this share of seeds
 RARE = 0.05  # an outcome of one model seen in fewer than this share of our seeds is not a plausible draw of ours
 MAX_SEEDS = 1000  # beyond this, "more seeds" is not a plan
+# the levels as the ledger's words print them (one place: its text never types them)
+LEVEL_TEXT, ALPHA_TEXT, POWER_TEXT, RARE_TEXT = (f"{100 * x:.3g} %" for x in (LEVEL, 1 - LEVEL, POWER, RARE))
 
 
 def level_for(looks: int) -> float:

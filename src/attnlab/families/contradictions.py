@@ -178,7 +178,7 @@ def plan_text(margin_pilot: Sample | None, pilot: int, trained: int) -> str:
         return "–"
     n = int(stats.seeds_for_power(margin_pilot, smallest=True))
     planned = "none up to " + f"{stats.MAX_SEEDS:,}" if n == 0 else f"{n}"
-    return f"{planned} (80 % power from {pilot} pilot seeds); {trained} trained"
+    return f"{planned} ({stats.POWER_TEXT} power from {pilot} pilot seeds); {trained} trained"
 
 
 def to_decide_text(found: str, margin: Sample, level: float) -> str:
@@ -362,7 +362,8 @@ def says(row: dict, h: Hypothesis, compared: Compared) -> str:
                        + {"fail": ", and the distance does not shrink by a tenth",
                           "inconclusive": ", whether or not the distance shrinks by a tenth (undecided)"}.get(
                            row.get("distance_shrinks"), ""),
-            UNDECIDED: (f"undecided: about {to_decide} would decide whether the distance shrinks by a tenth (80 % power)"
+            UNDECIDED: (f"undecided: about {to_decide} would decide whether the distance shrinks by a tenth "
+                        f"({stats.POWER_TEXT} power)"
                         if not to_decide.startswith("none") else
                         f"undecided: no count of seeds up to {stats.MAX_SEEDS:,} decides whether the distance shrinks "
                         "by a tenth (it sits on that edge)"),
