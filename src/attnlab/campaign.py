@@ -440,7 +440,7 @@ def land_measurements(source: Path, into: Path = ROOT) -> list[str]:
                 staging.write_bytes((source / path).read_bytes())
                 staging.replace(into / path)
             landed.append(where)
-    print(f"landed {len(landed)} measurements into {into}")
+    print(f"landed {len(landed)} measurements and Winograd splits into {into}")
     return landed
 
 
