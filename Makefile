@@ -44,7 +44,7 @@ reproduce: env  ## every table, figure, the ledger and report.html at the chapte
 # TRAIN_RESOURCES in workflow/rules/train.smk), each folding up to SEED_BATCH seeds without results (train.seed_batch); then
 # the measurements, which take every core, alone. What the training costs is printed before it starts.
 GPU_SLOTS ?= 15
-SEED_BATCH ?= 10
+SEED_BATCH ?= $(shell $(BIN)/python -c 'from attnlab.campaign import GPU_SEED_BATCH; print(GPU_SEED_BATCH)')
 GPU_CORES ?= $(shell nproc)
 GPU_SNAKEMAKE = $(BIN)/snakemake --cores $(GPU_CORES) --resources gpu_slots=$(GPU_SLOTS) --config profile=full seed_batch=$(SEED_BATCH)
 reproduce-gpu: env  ## `make reproduce` on a machine with one GPU: runs sharing the GPU first, measurements after

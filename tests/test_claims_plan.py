@@ -9,7 +9,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from attnlab import claims as C
-from attnlab.claims.evaluate import seed_plans
+from attnlab.claims.seed_plans import seed_plans
 from attnlab.claims.read import estimate
 from attnlab.claims.rules import PIPELINE_FILE, load_looks, load_plans
 from attnlab.layout import run_folder
@@ -100,7 +100,7 @@ def test_a_claim_no_count_decides_at_its_observed_mean_gets_a_plan_at_its_design
     """At the mean observed, no count decides depth_overfit.two_blocks_held_out or norm_warmup.pre_no_warmup (the mean
     sits on an edge); at the declared design margin (one tolerance past each edge) each has a finite count, and it
     does not move with the observed mean: a shifted table plans the same."""
-    from attnlab.claims.evaluate import design_seeds, pilot_tables
+    from attnlab.claims.seed_plans import design_seeds, pilot_tables
     by_id = {c["id"]: c for c in CLAIMS}
     pilot = pilot_tables(full_tables, 3)
     for claim_id in ("depth_overfit.two_blocks_held_out", "norm_warmup.pre_no_warmup"):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from attnlab.campaign import GPU_SEED_BATCH
 from attnlab.config import winograd_versions
 from attnlab.families import load_families
 from attnlab.tables import BUILDERS as TABLE_BUILDERS
@@ -481,10 +482,13 @@ def trained_seeds(jobs: dict) -> int:
 
 
 def test_the_gpu_path_trains_only_the_seeds_the_plain_plan_trains(clone):
-    """make reproduce-gpu's plan (seed_batch=10) folds the seeds a plain plan would train, and no other: a
-    run no table reads (a contradiction's hypothesis not run) has no group. Everything published: nothing."""
+    """make reproduce-gpu's plan (seed_batch=GPU_SEED_BATCH) folds the seeds a plain plan would train, and no other:
+    a run no table reads (a contradiction's hypothesis not run) has no group. Everything published: nothing."""
     plain, _ = dry_run(clone, "--config", "profile=full")
-    batched, out = dry_run(clone, "--resources", "gpu_slots=15", "--config", "profile=full", "seed_batch=10")
+    batched, out = dry_run(clone, "--resources", "gpu_slots=15", "--config", "profile=full",
+                           f"seed_batch={GPU_SEED_BATCH}")
     assert trained_seeds(batched) == trained_seeds(plain), out[-3000:]
     assert not [rule for rule in batched if "alibi_steps" in rule]
+    made = subprocess.run(["make", "-n", "reproduce-gpu"], cwd=REPO, capture_output=True, text=True, check=True)
+    assert f"seed_batch={GPU_SEED_BATCH} " in made.stdout  # the count is the campaign's, declared once
 

@@ -57,6 +57,10 @@ TOKEN_FILES = ("corpus.txt", "tokenizer.json", "tokens.npy", "tokens.json")
 # side by side (issue 50) — an assumption for planning until runs_per_hour has GPU rows
 ASSUMED_TFLOPS = 10.0
 ARCHIVE_MARGIN_S = 20
+# seeds folded per process on a GPU (train.seed_batch), here and in `make reproduce-gpu` (its SEED_BATCH reads
+# this); on a CPU folding does not pay (table runs_per_hour), so the workflow's own default is 1
+# (configs/pipeline.yaml, seed_batch)
+GPU_SEED_BATCH = 10
 
 
 # ---------------------------------------------------------------- the plan (here: needs attnlab.config)
@@ -122,7 +126,7 @@ def ledger_asks(profile: str, root: Path = ROOT) -> dict[str, int]:
     return asks
 
 
-def plan(profile: str, extra: dict[str, int] | None = None, seed_batch: int = 10, root: Path = ROOT) -> list[dict]:
+def plan(profile: str, extra: dict[str, int] | None = None, seed_batch: int = GPU_SEED_BATCH, root: Path = ROOT) -> list[dict]:
     """The groups to train: each a run, its consecutive seeds (at most seed_batch), their keys and folders."""
     groups = []
     for run, count in sorted(planned_counts(profile, extra or {}).items()):
@@ -453,7 +457,7 @@ def main(argv: list[str] | None = None) -> None:
         p = sub.add_parser(name, help=text, description=text)
         p.add_argument("--profile", default="full")
         p.add_argument("--run", action="append", default=[], metavar="RUN=N", help="also RUN's seeds 0..N-1")
-        p.add_argument("--seed-batch", type=int, default=10, help="seeds folded per process")
+        p.add_argument("--seed-batch", type=int, default=GPU_SEED_BATCH, help="seeds folded per process")
         p.add_argument("--tflops", type=float, default=ASSUMED_TFLOPS, help="the GPU's rate, for the estimate")
     text = "the cost of the runs whose metrics.json paths are on stdin (make reproduce-gpu)"
     p = sub.add_parser("cost", help=text, description=text)

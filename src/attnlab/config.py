@@ -187,6 +187,13 @@ def data_hash(cfg: DictConfig) -> str:
                     "train_fraction": data["train_fraction"], "max_chars": cfg.profile.max_chars})
 
 
+def seed_config(cfg: DictConfig, seed: int) -> DictConfig:
+    """The config of one seed of a call that trains several (train.seed_batch): the call's, its seed replaced."""
+    seed_cfg = cfg.copy()
+    seed_cfg.seed = seed
+    return seed_cfg
+
+
 def scaled(cfg: DictConfig, steps: int) -> int:
     """A step count of the chapter scaled by the profile's budget (0 stays 0)."""
     if steps == 0:

@@ -28,6 +28,7 @@ from attnlab.steps import Composed, Registry, Step, code_hash, digest, refuse
 from attnlab.tables import chapter_order
 
 CLAIMS_FILE = "configs/claims.yaml"  # the chapter's numbers: the ledger judges them, the figures draw them
+REPORT_CSS = "src/attnlab/report.css"  # the report's style sheet, read by attnlab.report
 RUN_FILES = ("metrics.json", "curve.csv", "evals.csv", "config.yaml")
 WINOGRAD_FILES = ("metrics.json", "probe.json", "answers.csv", "config.yaml")
 SPLIT_FILES = {"split": "split.json", "train": "train.txt", "held_out": "held_out.txt"}
@@ -388,16 +389,15 @@ class Jobs:
         return [self.train_step(run, seed).outputs[0]
                 for seed in self.seeds_of(run, base=h.seeds_under(self.profile_config.seeds))]
 
-    def contradiction_inputs(self, variant: bool) -> dict:
-        """The claims, the profile and its seed plans, the published tables the claims are read on (the
-        sqrt(d_k) sweep's too), and each trained hypothesis's family inputs with its own runs in place (a
-        variant reads the same: the hypotheses are judged against the published runs). A hypothesis not run
-        reads nothing."""
+    def contradiction_inputs(self, variant: bool, also: tuple[str, ...]) -> dict:
+        """The claims, the profile and its seed plans, the published tables the claims are read on and the tables
+        `also` names, and each trained hypothesis's family inputs with its own runs in place (a variant reads the
+        same: the hypotheses are judged against the published runs). A hypothesis not run reads nothing."""
         from attnlab.families.contradictions import TRAINED
 
         found = {"claims": [CLAIMS_FILE], "profile": [f"configs/profile/{self.profile}.yaml"],
                  "pipeline": ["configs/pipeline.yaml"],
-                 "tables": sorted({f"{self.results}/tables/{t}.csv" for t in (*(h.table for h in TRAINED), "sqrt_dk_sweep")})}
+                 "tables": sorted({f"{self.results}/tables/{t}.csv" for t in (*(h.table for h in TRAINED), *also)})}
         for h in TRAINED:
             if h.read:
                 continue
@@ -499,8 +499,8 @@ class Jobs:
                          "figure": [self.figure_png(t, variant) for t in sorted(self.tables) if self.tables[t]["figure"]],
                          "caption": captions.outputs}
         # the report's sections follow the tables' declared places (attnlab.tables.chapter_order): part of its key
-        page = self.step("report", digest(self.composed.module_code("attnlab.report"), self.trained_tables(),
-                                          chapter_order()),
+        page = self.step("report", digest(self.composed.module_code("attnlab.report", files=(REPORT_CSS,)),
+                                          self.trained_tables(), chapter_order()),
                          [f"{home}/report.html"], report_inputs, writes_key=True, home=home)
         return [ledger, plot, captions, page]
 

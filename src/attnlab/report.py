@@ -46,50 +46,8 @@ UNRESOLVED = "UNRESOLVED"
 KINDS = ("analytic", "trained")
 PROVENANCE = ("commit", "device", "seed_ids", "run_dates")  # read as text: a commit of digits only is not a number
 DEVICE_KINDS = ("cpu", "cuda", "mps")  # what a record says where it names no model
-CSS = """
-body { font: 15px/1.5 system-ui, sans-serif; max-width: 1180px; margin: 0 auto; padding: 1em 1.5em; color: #1f2328; }
-h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #d0d7de; }
-h2 .id { font: .55em ui-monospace, monospace; color: #57606a; font-weight: normal; }
-.meta, .shared { color: #57606a; font-size: .9em; }
-.variant { background: #fff8c5; border-left: 4px solid #bf8700; padding: .4em .7em; margin: .3em 0; }
-table { border-collapse: collapse; margin: .6em 0; font-size: .85em; }
-th, td { border: 1px solid #d0d7de; padding: .25em .5em; vertical-align: top; text-align: left; }
-th { background: #f6f8fa; }
-table.ledger { width: 100%; table-layout: fixed; }
-table.counts td.num, table.counts th { text-align: right; } table.counts th:first-child { text-align: left; }
-ul.missed li { margin: .5em 0; } .reason { font-style: italic; }
-.scroll { overflow-x: auto; max-width: 100%; }
-.verdict { font-weight: 600; white-space: nowrap; }
-.num { white-space: nowrap; }
-.small { font-size: .9em; color: #57606a; display: block; margin-top: .3em; }
-td > table.items { margin: 0; font-size: 1em; }
-table.items td { border: 0; padding: 0; } table.items tr + tr td { border-top: 1px solid #eaeef2; }
-img { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
-nav ol { columns: 2; font-size: .95em; } nav ol ol { columns: 1; }
-code { background: #f6f8fa; padding: 0 .2em; } .math { font-family: ui-serif, Georgia, serif; font-style: italic; }
-dl.verdicts dt { font-weight: 600; margin-top: .4em; } dl.verdicts dd { margin-left: 1.5em; }
-/* cards: each row a box, its cells stacked under their column's name (the contradictions table always,
-   the ledger on a narrow window), so nothing hides in a sideways scroll */
-table.cards, table.cards tbody { display: block; }
-table.cards tr { display: grid; grid-template-columns: repeat(auto-fill, minmax(15em, 1fr)); gap: 0 1em;
-                 border: 1px solid #d0d7de; border-radius: 6px; margin: .6em 0; padding: .3em .6em; }
-table.cards tr.head, table.cards td:empty { display: none; }
-table.cards td { display: block; border: 0; padding: .1em 0; width: auto !important; white-space: normal; }
-table.cards td.wide, table.cards td[data-label="claim"], table.cards td[data-label="hypothesis"],
-table.cards td[data-label="experiment"], table.cards td[data-label="ours_before"],
-table.cards td[data-label="ours_under_hypothesis"] { grid-column: 1 / -1; }
-table.cards td::before { content: attr(data-label) ": "; color: #57606a; font-weight: 600; }
-@media (max-width: 960px) {
-  nav ol { columns: 1; }
-  table.ledger, table.ledger tbody { display: block; }
-  table.ledger tr { display: grid; grid-template-columns: repeat(auto-fill, minmax(14em, 1fr)); gap: 0 1em;
-                    border: 1px solid #d0d7de; border-radius: 6px; margin: .6em 0; padding: .3em .6em; }
-  table.ledger tr.head, table.ledger td:empty { display: none; }
-  table.ledger td { display: block; border: 0; padding: .1em 0; width: auto !important; white-space: normal; }
-  table.ledger td.wide { grid-column: 1 / -1; }
-  table.ledger td::before { content: attr(data-label) ": "; color: #57606a; font-weight: 600; }
-}
-"""
+# the page's style sheet, beside this module (part of the report's key: attnlab.jobs)
+CSS = Path(__file__).with_name("report.css").read_text(encoding="utf-8")
 
 
 # a cell that holds one number (the tables' and the ledger's: 1,115,394 · 60.1 ± 0.4814 · 1.19e-07 · 10/10)

@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from attnlab import data, runs
 from attnlab.config import (ROOT, ConfigError, ablations, check_train, compose, config_hash, experiments, git_commit,
-                            model_config, scaled)
+                            model_config, scaled, seed_config)
 from attnlab.device import pick_device
 from attnlab.measure.attention_scaling import device_name
 from attnlab.model import LanguageModel, autocast
@@ -219,10 +219,14 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
     with train.seed_batch=K, the next K - 1 seeds beside it, all K as one batched model
     (attnlab.seed_batch). `name` labels the run, `overrides` are the command line it was composed
     from (recorded), `task` its data and scorer (default: Corpus)."""
+    # everything the config decides, read once before anything is built: the model, the step counts, and each
+    # seed's own config and its hash (the key its checkpoint and metrics carry)
     check_train(cfg)
     source = git_commit()  # read before training: edits made while it runs are not its code
     mcfg, t = model_config(cfg), cfg.train
-    steps = scaled(cfg, t.steps)
+    steps, eval_every = scaled(cfg, t.steps), scaled(cfg, t.eval_interval)
+    seed_cfgs = [seed_config(cfg, seed) for seed in range(cfg.seed, cfg.seed + t.seed_batch)]
+    digests = [config_hash(seed_cfg) for seed_cfg in seed_cfgs]
     if steps != t.steps:
         log.info("profile %s runs %d of train.steps=%d (budget %g; warmup %d is not scaled)",
                  cfg.profile.name, steps, t.steps, cfg.profile.budget, t.warmup_steps)
@@ -235,25 +239,24 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
     if t.threads:
         torch.set_num_threads(t.threads)
 
-    seed_runs = [start_seed(cfg, mcfg, seed, folder, device, source, seed_overrides(overrides, seed, cfg.seed))
-                 for seed, folder in folders.items()]
-    training = Training(cfg, mcfg, seed_runs, task, device, name, steps)
+    seed_runs = [start_seed(seed_cfg, digest, mcfg, folder, device, source, seed_overrides(overrides, seed, cfg.seed))
+                 for seed_cfg, digest, (seed, folder) in zip(seed_cfgs, digests, folders.items())]
+    training = Training(cfg, mcfg, seed_runs, task, device, name, steps, eval_every)
     training.run()
     return [training.results[seed] for seed in folders]
 
 
-def start_seed(cfg: DictConfig, mcfg, seed: int, folder: Path, device, source: dict, overrides: list[str]
+def start_seed(seed_cfg: DictConfig, digest: str, mcfg, folder: Path, device, source: dict, overrides: list[str]
                ) -> SimpleNamespace:
-    """One seed's run as its separate run would hold it: its config, model, optimizer and batch generator,
-    fresh or from its checkpoint in `folder`, and its state (step, curve, evals, the code it trained with)."""
-    seed_cfg = cfg.copy()
-    seed_cfg.seed = seed
+    """One seed's run as its separate run would hold it: its config (and hash), model, optimizer and batch
+    generator, fresh or from its checkpoint in `folder`, and its state (step, curve, evals, the code it trained
+    with)."""
+    seed = seed_cfg.seed
     torch.manual_seed(seed)
     model = LanguageModel(mcfg).to(device)
-    optimizer = make_optimizer(model.parameters(), cfg.train)
+    optimizer = make_optimizer(model.parameters(), seed_cfg.train)
     batches = torch.Generator().manual_seed(seed)
     folder.mkdir(parents=True, exist_ok=True)
-    digest = config_hash(seed_cfg)
     state = {"step": 0, "curve": [], "evals": [], "diverged_step": None, "train_s": 0.0}
     ckpt = _resume_point(folder / runs.CHECKPOINT, digest)
     if ckpt is not None:
@@ -276,10 +279,9 @@ class Training:
     seed's own model or, with several, folded into one batched model (SeedBatch); each seed's files written
     when it finishes or diverges (`results`: seed -> its metrics)."""
 
-    def __init__(self, cfg: DictConfig, mcfg, seed_runs: list, task, device, name: str, steps: int):
+    def __init__(self, cfg: DictConfig, mcfg, seed_runs: list, task, device, name: str, steps: int, eval_every: int):
         self.cfg, self.t, self.task, self.device, self.name, self.steps = cfg, cfg.train, task, device, name, steps
-        self.seed_runs = seed_runs
-        self.eval_every = scaled(cfg, self.t.eval_interval)
+        self.seed_runs, self.eval_every = seed_runs, eval_every
         self.tokens_per_step = self.t.batch_size * mcfg.context
         self.active = [r for r in seed_runs if r.state["step"] < steps and r.state["diverged_step"] is None]
         self.batch = None

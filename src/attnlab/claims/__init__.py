@@ -17,7 +17,8 @@ corrected for them) and, for an INCONCLUSIVE claim, the seeds that would decide 
 
 rules     the claims file: vocabulary, validation; the verdicts' definitions; the seed plans
 read      reading a claim's value per seed out of the tables (its expression)
-evaluate  checks and verdicts (judge: a Judgement, the ledger's row), the ledger, seed plans
+evaluate  checks and verdicts (judge: a Judgement, the ledger's row), the ledger
+seed_plans the seeds per row each claim needs, from the pilot seeds (python -m attnlab.claims plan)
 compare   a value under a changed setting against the published one (the contradictions table's statistics)
 lr_sweep  whether one learning rate reproduces every sqrt(d_k) number (the sqrt_dk_sweep table's analysis)
 stats     intervals, decisions, and the seeds that would decide

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab.claims.evaluate import ledger, seed_plans
+from attnlab.claims.evaluate import ledger
+from attnlab.claims.seed_plans import seed_plans
 from attnlab.claims.read import load_tables
 from attnlab.claims.render import beside_published, readme_section, splice_readme, summary_line, write_ledger
 from attnlab.claims.rules import CLAIMS_FILE, PIPELINE_FILE, ClaimsError, load_claims, load_plans

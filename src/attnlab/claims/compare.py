@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlab.claims import stats
-from attnlab.claims.evaluate import pilot_tables
+from attnlab.claims.seed_plans import pilot_tables
 from attnlab.claims.read import estimate
 from attnlab.claims.render import show, show_number
 from attnlab.claims.rules import is_number

@@ -431,7 +431,7 @@ def explained(rows: list[dict]) -> dict[str, str]:
     return {claim: "; ".join(found) for claim, found in out.items()}
 
 
-@table("contradictions", place=270, reads=lambda jobs, variant: jobs.contradiction_inputs(variant),
+@table("contradictions", place=270, reads=lambda jobs, variant: jobs.contradiction_inputs(variant, ("sqrt_dk_sweep",)),
        code_files=lambda jobs: jobs.hypothesis_files(), reads_tables=1)
 def contradictions(inputs) -> pd.DataFrame:
     claims = {c["id"]: c for c in load_claims(inputs["claims"][0])}
