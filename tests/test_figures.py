@@ -2,6 +2,7 @@
 value where the ledger has one, keeps its legend off the data, draws error bars only where seeds
 spread, and is the same small PNG from the same inputs."""
 
+import functools
 import math
 import re
 from pathlib import Path
@@ -72,14 +73,23 @@ def tokens(smoke_data):
 
 
 def build(figure_id: str, tokens: Path, profile: str = "quick"):
+    """The figure as the pipeline draws it from the profile's published results, and its context; drawn once for
+    all the tests that read it (they only read it)."""
     inputs = published_inputs(figure_id, tokens, profile)
     absent = [p for paths in inputs.values() for p in paths if not Path(p).exists()]
     if absent or not all(inputs.values()):
         pytest.skip(f"{profile} results not published: {absent[:1] or figure_id}")
+    return drawn(figure_id, tokens, profile)
+
+
+@functools.lru_cache(maxsize=None)
+def drawn(figure_id: str, tokens: Path, profile: str):
+    inputs = published_inputs(figure_id, tokens, profile)
     context = plots.context(figure_id, inputs, profile)
     with plt.rc_context(style.RC):
         fig = plots.BUILDERS[figure_id](inputs, context)
         style.layout(fig)
+    plt.close(fig)  # kept for reading, not shown
     return fig, context
 
 
@@ -109,7 +119,6 @@ def test_every_figure_states_its_point_and_shows_the_chapter(figure_id, tokens):
     bars = [c for ax in fig.axes for c in ax.containers
             if isinstance(c, ErrorbarContainer) and (c.has_yerr or c.has_xerr)]
     assert has_spread or not bars
-    plt.close(fig)
 
 
 def test_the_figures_take_the_chapter_from_the_ledger(tokens):
@@ -119,7 +128,6 @@ def test_the_figures_take_the_chapter_from_the_ledger(tokens):
     (diamonds,) = [line for line in fig.axes[0].lines if line.get_label() == "chapter"]
     assert list(diamonds.get_xdata()) == [int(c.column[4:]) for c in alibi]
     assert list(diamonds.get_ydata()) == [c.value for c in alibi]
-    plt.close(fig)
 
 
 TABLE = pd.DataFrame({"row": [1, 2, 3], "ppl": [60.0, 240.0, 58.0], "path": ["a", "a", "b"],
@@ -200,7 +208,6 @@ def test_a_title_states_our_finding_not_the_chapters_mechanism(figure_id, ours, 
     title = next(t.get_text() for t in fig.texts + fig.artists if t.get_gid() == style.HEADLINE)
     df = pd.read_csv(QUICK / "tables" / f"{figure_id}.csv")
     assert all(part in title for part in ours(df)), (title, ours(df))
-    plt.close(fig)
 
 
 # The claims each figure's title speaks about, each with the words that would assert it: a title may
@@ -261,7 +268,6 @@ def test_a_title_asserts_no_claim_its_ledger_does_not_reproduce(figure_id, profi
         return  # every claim it speaks about is reproduced: its words are the ledger's
     fig, _ = build(figure_id, results / "tokens.json", profile)
     title = next(t.get_text() for t in fig.texts + fig.artists if t.get_gid() == style.HEADLINE).lower()
-    plt.close(fig)
     asserted = {claim: [w for w in words if w.lower() in title] for claim, words in unsettled.items()}
     assert not any(asserted.values()), (title, {c: (verdicts[c], w) for c, w in asserted.items() if w})
 
@@ -278,7 +284,6 @@ def test_perplexity_bars_keep_rows_a_few_percent_apart(figure_id, tokens):
     assert bars.get_xlim()[0] < table["held_out_ppl"].min()
     notes = {t.get_text() for t in bars.texts}
     assert all(c.note in notes or f"{c.value:.2f}" in notes for c in context.of("held_out_ppl"))
-    plt.close(fig)
 
 
 def test_the_chapters_two_fits_say_which_they_fit(tokens):
@@ -287,7 +292,6 @@ def test_the_chapters_two_fits_say_which_they_fit(tokens):
     for ax, quantity in zip(fig.axes, ("time", "memory")):
         fits = [line.get_label() for line in ax.lines if line.get_label().startswith("chapter's fit")]
         assert fits and all(f"chapter's fit, {quantity}:" in fit for fit in fits)
-    plt.close(fig)
 
 
 def largest_token(row: pd.Series) -> str:
@@ -313,7 +317,6 @@ def test_a_caption_describes_the_panels_its_figure_draws(figure_id, tokens):
         ax = panels[0] if side == "left" else panels[-1]
         labels = f"{ax.get_xlabel()} {ax.get_ylabel()} {ax.get_title()}".lower()
         assert all(w in labels for w in words), (figure_id, side, labels)
-    plt.close(fig)
 
 
 def test_every_caption_that_names_a_panel_is_checked():
@@ -331,8 +334,6 @@ def test_a_diamond_is_called_the_chapters_only_where_it_is_its_printed_number(to
     assert derived and style.DERIVED in labels
     (made,) = [line for line in fig.axes[0].lines if line.get_label() == style.DERIVED]
     assert list(made.get_xdata()) == [c.value for c in derived]
-    plt.close(fig)
     fig, _ = build("attention_scaling", tokens)
     memory = [line.get_label() for line in fig.axes[1].lines if line.get_marker() == "D"]
     assert memory == ["chapter: one score matrix's MB (not its peak)"]
-    plt.close(fig)
