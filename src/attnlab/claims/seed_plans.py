@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from attnlab.claims import stats
-from attnlab.claims.evaluate import bound_margins, margin_of, operands, printed_tolerance, target_of
+from attnlab.claims.evaluate import margin_of, margins_of, printed_tolerance, target_of
 from attnlab.claims.read import estimate, uses_lead
-from attnlab.claims.rules import TARGET_CHECKS
 from attnlab.claims.stats import Sample
 from attnlab.tables import SEEDS_SUFFIX, per_seed
 
@@ -58,11 +57,7 @@ def design_seeds(claim: dict, tables: dict) -> int | None:
     for check, c_value in checks:
         if check["kind"] == "exact":
             continue
-        if check["kind"] in TARGET_CHECKS:
-            margins = [stats.paired(np.subtract, c_value, target_of(check, claim, tables))]
-        else:
-            margins = [margin_of(*m) if isinstance(m, tuple) else m
-                       for m in bound_margins(check, c_value, operands(check, claim, tables))]
+        margins = [margin_of(*m) if isinstance(m, tuple) else m for m in margins_of(check, c_value, claim, tables)[0]]
         for m in margins:
             if m.sets:
                 needed.append(stats.seeds_for_power(at_margin(m, margin)))
