@@ -7,9 +7,11 @@ import math
 import re
 from pathlib import Path
 
+import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
+from matplotlib import font_manager
 from matplotlib.container import ErrorbarContainer
 from PIL import Image
 
@@ -163,6 +165,18 @@ def test_chapter_values_placed_on_cells(value, chapter, expected):
 
 
 @pytest.mark.slow
+def test_the_figures_are_drawn_with_matplotlibs_own_fonts():
+    """Every figure's text is set in matplotlib's own DejaVu Sans (STIX for mathtext): a font cache written by another
+    environment that lists only the system's fonts draws them with other glyphs, so every figure changes bytes."""
+    fix = f"matplotlib's font cache hides its own fonts: delete {matplotlib.get_cachedir()}/fontlist-*.json"
+    for family in ("DejaVu Sans", "STIXGeneral"):
+        try:
+            found = Path(font_manager.findfont(family, fallback_to_default=False))
+        except ValueError:
+            pytest.fail(f"{family} not found; {fix}")
+        assert found.is_relative_to(matplotlib.get_data_path()), (found, fix)
+
+
 def test_png_and_svg_are_deterministic_small_and_without_metadata(tmp_path):
     """Built twice, in two folders (two processes would salt an SVG's ids differently unless fixed)."""
     inputs = published_inputs("averaging_matrix", tmp_path)
