@@ -13,8 +13,9 @@ import yaml
 from attnlab.claims.compare import Compared, shrinkage
 from attnlab.claims.rules import load_claims
 from attnlab.config import CONFIG_DIR, experiments
-from attnlab.families.contradictions import (CONSISTENT, FINDINGS, HYPOTHESES, NOT_RUN, REPRODUCED, RULED_OUT, TOWARD,
-                                             UNDECIDED, changes_only_training, explained, finding, hypothesis_table)
+from attnlab.families.contradictions import (CONSISTENT, FINDINGS, NOT_RUN, REPRODUCED, RULED_OUT, TOWARD,
+                                             UNDECIDED, changes_only_training, explained, finding, hypothesis_table,
+                                             load_hypotheses)
 from attnlab.claims.lr_sweep import fitting_band, one_rate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +23,7 @@ CLAIMS = {c["id"]: c for c in load_claims()}
 
 
 def test_every_hypothesis_names_claims_of_its_table_and_runs_that_exist():
-    for h in HYPOTHESES:
+    for h in load_hypotheses():
         assert h.runs or h.read or not h.trained, h.id
         for claim_id in h.claims:
             assert CLAIMS[claim_id]["table"] == h.table, (h.id, claim_id)
@@ -31,7 +32,7 @@ def test_every_hypothesis_names_claims_of_its_table_and_runs_that_exist():
                 assert (CONFIG_DIR / f"{run}.yaml").exists(), run
             elif not run.startswith("measure/"):
                 assert run in experiments(), run
-    assert len({h.id for h in HYPOTHESES}) == len(HYPOTHESES)
+    assert len({h.id for h in load_hypotheses()}) == len(load_hypotheses())
 
 
 @pytest.mark.parametrize("entry, message", [
@@ -41,7 +42,6 @@ def test_every_hypothesis_names_claims_of_its_table_and_runs_that_exist():
 ])
 def test_a_hypothesis_takes_its_table_from_its_claims_and_a_bad_one_is_refused(tmp_path, entry, message):
     from attnlab.claims.rules import ClaimsError
-    from attnlab.families.contradictions import load_hypotheses
     path = tmp_path / "hypotheses.yaml"
     path.write_text(yaml.safe_dump({"hypotheses": [{"id": "h", "text": "t", "setting": "s", **entry}]}))
     with pytest.raises(ClaimsError, match=message):
@@ -53,7 +53,7 @@ def test_a_hypothesis_takes_its_table_from_its_claims_and_a_bad_one_is_refused(t
 
 def test_every_contradicted_claim_of_the_full_ledger_has_a_hypothesis():
     ledger = pd.read_csv(ROOT / "results/full/claims.csv")
-    tested = [c for h in HYPOTHESES if h.trained and not h.control for c in h.claims]
+    tested = [c for h in load_hypotheses() if h.trained and not h.control for c in h.claims]
     contradicted = set(ledger.loc[ledger["verdict"] == "CONTRADICTED", "id"])
     assert contradicted <= set(tested), contradicted - set(tested)
 
@@ -62,7 +62,7 @@ def test_the_published_table_answers_every_claim_with_a_finding():
     df = pd.read_csv(ROOT / "results/full/tables/contradictions.csv")
     rows = df[df["hypothesis_id"] != "one_rate"]
     assert set(rows["finding"]) <= set(FINDINGS)
-    assert {(h.id, c) for h in HYPOTHESES for c in h.claims} == set(zip(rows["hypothesis_id"], rows["claim"]))
+    assert {(h.id, c) for h in load_hypotheses() for c in h.claims} == set(zip(rows["hypothesis_id"], rows["claim"]))
     assert (df.loc[df["role"] == "not run", "finding"] == NOT_RUN).all()
     for claim, why in zip(df["claim"], df["explained"]):  # every claim says what brings it back, or that nothing does
         assert why == "not established" or "under this setting" in why or "conclusion" in why, (claim, why)
@@ -144,7 +144,7 @@ def test_a_shrinkage_of_diverged_runs_is_not_a_number():
 
 
 def test_a_control_reads_another_column_with_its_seeds():
-    h = next(h for h in HYPOTHESES if h.read)
+    h = next(h for h in load_hypotheses() if h.read)
     assert h.control
     column, source = next(iter(h.read.items()))
     published = {h.table: pd.DataFrame({column: [60.0], f"{column}_seeds": ["50;70"],

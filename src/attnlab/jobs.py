@@ -325,13 +325,13 @@ class Jobs:
     def winograd_published_seeds(self, version: str, model: str) -> list[int]:
         """The seeds the pipeline trains of a Winograd run: its family table's, or (a run only a contradiction's
         hypothesis trains) the hypothesis's, as the contradictions ask for them. No other seed gets a job."""
-        from attnlab.families.contradictions import TRAINED
+        from attnlab.families.contradictions import trained
         from attnlab.families.winograd import VERSIONS
 
         if any(m.name == model for m in VERSIONS.get(version, ())):
             return self.winograd_seeds(version, model)
         run = f"winograd/{version}_{model}"
-        h = next((h for h in TRAINED if run in h.runs.values()), None)
+        h = next((h for h in trained() if run in h.runs.values()), None)
         return self.seeds_of(run, base=h.seeds_under(self.profile_config.winograd_seeds)) if h else []
 
     def winograd_seed_groups(self) -> list[tuple[str, str, list[int]]]:
@@ -364,10 +364,10 @@ class Jobs:
     def hypothesis_files(self) -> tuple[str, ...]:
         """The claims file, read for its rules, the hypotheses file and the hypotheses' configs, read for whether
         they only change training (paired with the published seeds): their text is part of the contradictions' key."""
-        from attnlab.families.contradictions import TRAINED
+        from attnlab.families.contradictions import trained
 
         return (CLAIMS_FILE, "configs/hypotheses.yaml",
-                *sorted(str(p.relative_to(self.root)) for h in TRAINED for run in h.runs.values()
+                *sorted(str(p.relative_to(self.root)) for h in trained() for run in h.runs.values()
                         for p in [self.root / "configs" / (f"{run}.yaml" if run.startswith("winograd/")
                                                            else f"experiment/{run}.yaml")] if p.is_file()))
 
@@ -393,12 +393,12 @@ class Jobs:
         """The claims, the profile and its seed plans, the published tables the claims are read on and the tables
         `also` names, and each trained hypothesis's family inputs with its own runs in place (a variant reads the
         same: the hypotheses are judged against the published runs). A hypothesis not run reads nothing."""
-        from attnlab.families.contradictions import TRAINED
+        from attnlab.families.contradictions import trained
 
         found = {"claims": [CLAIMS_FILE], "profile": [f"configs/profile/{self.profile}.yaml"],
                  "pipeline": ["configs/pipeline.yaml"],
-                 "tables": sorted({f"{self.results}/tables/{t}.csv" for t in (*(h.table for h in TRAINED), *also)})}
-        for h in TRAINED:
+                 "tables": sorted({f"{self.results}/tables/{t}.csv" for t in (*(h.table for h in trained()), *also)})}
+        for h in trained():
             if h.read:
                 continue
             for name, paths in self.tables[h.table]["inputs"].items():

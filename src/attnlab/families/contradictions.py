@@ -28,6 +28,7 @@ failed), and its wording (`says`) is generated from its numbers. A claim no hypo
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -72,6 +73,7 @@ class Hypothesis:
         return min(self.seeds, profile_seeds)
 
 
+@functools.cache  # read when first asked, not at import
 def load_hypotheses(path: Path = HYPOTHESES_FILE) -> tuple[Hypothesis, ...]:
     """The hypotheses, each with the table of its claims; ClaimsError for a claim not in configs/claims.yaml, claims
     of two tables (a hypothesis rebuilds one), or a table written beside them."""
@@ -91,13 +93,9 @@ def load_hypotheses(path: Path = HYPOTHESES_FILE) -> tuple[Hypothesis, ...]:
     return tuple(found)
 
 
-HYPOTHESES = load_hypotheses()
-TRAINED = tuple(h for h in HYPOTHESES if h.trained)
-
-
-def hypothesis_of(run: str) -> Hypothesis:
-    """The hypothesis that trains a run."""
-    return next(h for h in TRAINED if run in h.runs.values())
+def trained() -> tuple[Hypothesis, ...]:
+    """The hypotheses the workflow trains runs for (`trained` left true)."""
+    return tuple(h for h in load_hypotheses() if h.trained)
 
 
 FINDINGS = (REPRODUCED, CONSISTENT, CONCLUSION, TOWARD, UNDECIDED, RULED_OUT, FAILED_RUNS, NOT_MEASURED, NOT_RUN,
@@ -440,7 +438,7 @@ def contradictions(inputs) -> pd.DataFrame:
     plans = load_plans(profile, inputs["pipeline"][0])
     claim_looks = load_looks(list(claims.values()), plans)
     rows = [hypothesis_row(h, claims[claim_id], claims, inputs, published, plans, claim_looks)
-            for h in HYPOTHESES for claim_id in h.claims]
+            for h in load_hypotheses() for claim_id in h.claims]
     if "sqrt_dk_sweep" in published:
         rows += sweep_rows(published["sqrt_dk_sweep"])
     why = explained(rows)
