@@ -166,8 +166,9 @@ def test_chapter_values_placed_on_cells(value, chapter, expected):
 
 @pytest.mark.slow
 def test_the_figures_are_drawn_with_matplotlibs_own_fonts():
-    """Every figure's text is set in matplotlib's own DejaVu Sans (STIX for mathtext): a font cache written by another
-    environment that lists only the system's fonts draws them with other glyphs, so every figure changes bytes."""
+    """Every figure's text is set in matplotlib's own DejaVu Sans (STIX for mathtext), whatever another environment
+    wrote into the font cache they would otherwise share: attnlab keeps matplotlib's cache beside its virtual
+    environment (attnlab/__init__.py). A cache that lists only the system's fonts changes every figure's bytes."""
     fix = f"matplotlib's font cache hides its own fonts: delete {matplotlib.get_cachedir()}/fontlist-*.json"
     for family in ("DejaVu Sans", "STIXGeneral"):
         try:
