@@ -184,16 +184,17 @@ class Corpus:
         return out
 
 
-def seed_folders(first_seed: int, seed_batch: int, run_dir: Path) -> dict[int, Path]:
+def seed_folders(seeds: list[int], run_dir: Path) -> dict[int, Path]:
     """Where each seed of the call writes: run_dir for the first and, with train.seed_batch=K, the
     sibling folders seed<k> for the next K - 1 seeds (the pipeline's and a hand run's layout)."""
-    if seed_batch == 1:
-        return {first_seed: run_dir}
-    if run_dir.name != f"seed{first_seed}":
-        raise ConfigError(f"train.seed_batch={seed_batch} writes seeds {first_seed}..{first_seed + seed_batch - 1} "
-                          f"into sibling folders seed<k>, so the run folder must be named seed{first_seed}, "
+    first = seeds[0]
+    if len(seeds) == 1:
+        return {first: run_dir}
+    if run_dir.name != f"seed{first}":
+        raise ConfigError(f"train.seed_batch={len(seeds)} writes seeds {first}..{seeds[-1]} "
+                          f"into sibling folders seed<k>, so the run folder must be named seed{first}, "
                           f"not {run_dir.name!r}")
-    return {seed: run_dir.with_name(f"seed{seed}") for seed in range(first_seed, first_seed + seed_batch)}
+    return {seed: run_dir.with_name(f"seed{seed}") for seed in seeds}
 
 
 def seed_overrides(overrides, seed: int, first_seed: int) -> list[str]:
@@ -231,7 +232,7 @@ def train_seeds(cfg: DictConfig, run_dir: Path, name: str = "run", overrides: li
         log.info("profile %s runs %d of train.steps=%d (budget %g; warmup %d is not scaled)",
                  cfg.profile.name, steps, t.steps, cfg.profile.budget, t.warmup_steps)
     task = task or Corpus(cfg, mcfg)
-    folders = seed_folders(cfg.seed, t.seed_batch, run_dir)
+    folders = seed_folders([seed_cfg.seed for seed_cfg in seed_cfgs], run_dir)
 
     device = pick_device(t.device)
     if device.type == "cpu":
