@@ -325,13 +325,13 @@ class Jobs:
     def winograd_published_seeds(self, version: str, model: str) -> list[int]:
         """The seeds the pipeline trains of a Winograd run: its family table's, or (a run only a contradiction's
         hypothesis trains) the hypothesis's, as the contradictions ask for them. No other seed gets a job."""
-        from attnlab.families.contradictions import trained
+        from attnlab.families.contradictions import hypothesis_of
         from attnlab.families.winograd import VERSIONS
 
         if any(m.name == model for m in VERSIONS.get(version, ())):
             return self.winograd_seeds(version, model)
         run = f"winograd/{version}_{model}"
-        h = next((h for h in trained() if run in h.runs.values()), None)
+        h = hypothesis_of(run)
         return self.seeds_of(run, base=h.seeds_under(self.profile_config.winograd_seeds)) if h else []
 
     def winograd_seed_groups(self) -> list[tuple[str, str, list[int]]]:

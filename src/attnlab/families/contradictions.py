@@ -98,11 +98,15 @@ def trained() -> tuple[Hypothesis, ...]:
     return tuple(h for h in load_hypotheses() if h.trained)
 
 
+def hypothesis_of(run: str) -> Hypothesis | None:
+    """The trained hypothesis whose run this is, if one is."""
+    return next((h for h in trained() if run in h.runs.values()), None)
+
+
 FINDINGS = (REPRODUCED, CONSISTENT, CONCLUSION, TOWARD, UNDECIDED, RULED_OUT, FAILED_RUNS, NOT_MEASURED, NOT_RUN,
-            CONTROL) = (
-    "reproduced under this setting", "consistent under this setting", "conclusion reproduced",
-    "moves toward the chapter", "undecided", "ruled out", "only through runs that failed to train", "not measured",
-    "not run", "control")
+            CONTROL) = ("reproduced under this setting", "consistent under this setting", "conclusion reproduced",
+                        "moves toward the chapter", "undecided", "ruled out", "only through runs that failed to train",
+                        "not measured", "not run", "control")
 COMES_BACK = (REPRODUCED, CONSISTENT, CONCLUSION)
 SWEEP_BAND, SWEEP_NOWHERE = "fits in a band of rates", "fits at no rate tried"  # the sqrt(d_k) sweep's rows
 
@@ -128,9 +132,7 @@ def changes_only_training(run: str) -> bool:
     """Does a hypothesis's run config set nothing outside `train:`? Then seed k starts from the weights of the
     published run's seed k and draws the same batches: the two are a pair."""
     path = CONFIG_DIR / (f"{run}.yaml" if run.startswith("winograd/") else f"experiment/{run}.yaml")
-    if not path.is_file():
-        return False
-    return set(yaml.safe_load(path.read_text()) or {}) - {"defaults"} <= {"train"}
+    return path.is_file() and set(yaml.safe_load(path.read_text()) or {}) - {"defaults"} <= {"train"}
 
 
 # ---------------------------------------------------------------- the comparison in words

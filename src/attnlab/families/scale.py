@@ -366,7 +366,7 @@ def sweep_inputs(jobs, variant: bool) -> dict:
     """The claims (the chapter's numbers and the ledger's tolerances) and the seeds the sweep reads of each run:
     a published row's, a hypothesis's, or (a sweep run) the seeds seeds_per_run names, none by default: the
     sweep's runs are trained apart and landed with their keys."""
-    from attnlab.families.contradictions import trained
+    from attnlab.families.contradictions import hypothesis_of
 
     rows = set(SCORE_RUNAWAY.runs().values()) | {"scale/short_d256_divided", "scale/short_d256_undivided"}
 
@@ -375,8 +375,7 @@ def sweep_inputs(jobs, variant: bool) -> dict:
             return jobs.seeds_of(run, base=0)
         if run in rows:
             return jobs.seeds_of(run)
-        hypothesis = next(h for h in trained() if run in h.runs.values())
-        return jobs.seeds_of(run, base=hypothesis.seeds_under(jobs.profile_config.seeds))
+        return jobs.seeds_of(run, base=hypothesis_of(run).seeds_under(jobs.profile_config.seeds))
 
     return {"claims": ["configs/claims.yaml"], **{run: [jobs.train_step(run, seed).outputs[0] for seed in seeds(run)]
                                                    for run in SQRT_DK_RUNS}}
