@@ -95,7 +95,7 @@ ablate: env  ## one ablation beside the published results: make ablate RUN=ladde
 
 table: env  ## one table and what it reads: make table ID=ladder [PROFILE=quick]
 	@test -n "$(ID)" || { echo "usage: make table ID=<table id> [PROFILE=quick]"; exit 2; }
-	$(BIN)/snakemake --cores $(CORES) table_$(ID) --config profile=$(or $(PROFILE),full)
+	$(BIN)/snakemake --cores $(CORES) -f results/$(or $(PROFILE),full)/tables/$(ID).csv --config profile=$(or $(PROFILE),full)
 
 variants:  ## the variants built here, each with what it changed (delete a folder to drop one)
 	@for d in results/*/variants/*; do [ -d "$$d" ] && echo "$$d: $$(sed -n 's/^> Variant \*\*\(.*\)\*\*.*/\1/p' $$d/claims.md 2>/dev/null)"; done; true

@@ -24,5 +24,4 @@ why_jobs_run(J.registry, PROFILE, J.variant_label)
 # ones are what the variant reads.
 rule all:
     default_target: True
-    input:
-        J.targets(J.variant_dir if J.variant else RESULTS),
+    input: J.targets(J.variant_dir if J.variant else RESULTS)

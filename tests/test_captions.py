@@ -14,7 +14,7 @@ from attnlab import captions as C
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATES = sorted((REPO / "workflow/report").glob("*.rst"))
-SNAKEMAKE_ONLY = {"workflow"}  # the global caption of Snakemake's report: its fields are Snakemake's (snakemake.config)
+SNAKEMAKE_ONLY = {"workflow", "output"}  # Snakemake's report: its global caption and the one under each output
 
 
 def sources(profile: str) -> C.Sources:

@@ -61,6 +61,11 @@ def snakemake(clone, *args) -> subprocess.CompletedProcess:
                           env={**os.environ, "PYTHONPATH": str(clone / "src")})
 
 
+def built_in(out: str, rule: str) -> set[str]:
+    """The wildcards of each job of a rule in a dry run's output."""
+    return set(re.findall(rf"^(?:local)?rule {rule}:\n(?:    .*\n)*?    wildcards: (.*)$", out, re.M))
+
+
 def dry_run(clone, *args) -> tuple[dict, str]:
     """{rule: job count} of a dry run, and its output."""
     result = snakemake(clone, "-n", "--cores", "2", *args)
@@ -92,12 +97,13 @@ def test_a_fresh_copy_plans_no_training_and_no_measurement(clone, profile):
 
 def test_one_override_plans_its_run_and_what_reads_it(clone):
     jobs, out = dry_run(clone, "--config", "profile=quick", "override=ladder/average: train.lr=3e-3")
-    assert jobs == {"key": 1, "train": 1,  # the run's new key, the run (it rebuilds the cache it reads)
-                    "variant_table_average_ladder": 1, "variant_table_ladder": 1, "variant_figure_average_ladder": 1,
-                    "variant_figure_ladder": 1, "variant_table_pipeline_time": 1,  # it reads every run's clock
-                    "variant_claims": 1, "variant_claims_plot": 1, "variant_captions": 1, "variant_report": 1, "all": 1},\
-        out[-3000:]
     variant = "results/quick/variants/ladder-average_train.lr-3e-3"
+    # the run, the tables that read it (pipeline_time reads every run's clock), their figures, the sinks: each
+    # job under its new key, which rule key writes first
+    assert jobs == {"key": 10, "train": 1, "table": 3, "variant_figure": 2, "claims": 1, "variant_claims_plot": 1,
+                    "captions": 1, "report": 1, "all": 1}, out[-3000:]
+    assert built_in(out, "table") == {f"home={variant}, table={t}" for t in ("average_ladder", "ladder", "pipeline_time")}
+    assert built_in(out, "variant_figure") == {"table=average_ladder", "table=ladder"}
     assert "train.lr=3e-3" in out and f"home={variant}, run=ladder/average, seed=0" in out
     assert "train/ladder/average/seed0: variant 'ladder/average: train.lr=3e-3'" in out  # why, in words
     written = re.findall(r"^    output: (.*)$", out, re.M)
@@ -105,17 +111,19 @@ def test_one_override_plans_its_run_and_what_reads_it(clone):
 
 
 def test_a_table_asked_for_alone_retrains_the_runs_whose_key_changed(clone):
-    jobs, _ = dry_run(clone, "variant_table_average_ladder", "--config", "profile=quick",
-                      "override=ladder/average: train.lr=3e-3")
-    assert jobs == {"key": 1, "train": 1, "variant_table_average_ladder": 1}, jobs
+    jobs, _ = dry_run(clone, "results/quick/variants/ladder-average_train.lr-3e-3/tables/average_ladder.csv",
+                      "--config", "profile=quick", "override=ladder/average: train.lr=3e-3")
+    assert jobs == {"key": 2, "train": 1, "table": 1}, jobs  # the run's key and the table's
 
 
 def test_a_family_is_forced_through_snakemake(clone):
     """The README's way to rerun runs although nothing changed: --forcerun names their files."""
     metrics = sorted(str(p.relative_to(clone)) for p in clone.glob("results/quick/runs/norm/*/seed*/metrics.json"))
     one_per_config = len([p for p in (clone / "configs/experiment/norm").glob("*.yaml") if not p.name.startswith("_")])  # quick trains seed 0 of each
-    jobs, _ = dry_run(clone, "--forcerun", *metrics, "--config", "profile=quick")
-    assert jobs["train"] == len(metrics) == one_per_config and "table_norm_warmup" in jobs and "table_ladder" not in jobs
+    jobs, out = dry_run(clone, "--forcerun", *metrics, "--config", "profile=quick")
+    tables = built_in(out, "table")
+    assert jobs["train"] == len(metrics) == one_per_config and tables, out[-3000:]
+    assert "home=results/quick, table=norm_warmup" in tables and "home=results/quick, table=ladder" not in tables
 
 
 def test_a_deleted_run_plans_the_run_and_everything_downstream(clone):
@@ -128,7 +136,8 @@ def test_a_deleted_run_plans_the_run_and_everything_downstream(clone):
         metrics.write_bytes(kept)
         os.utime(metrics, ns=(times.st_atime_ns, times.st_mtime_ns))
     assert jobs["train"] == 1 and "wildcards: home=results/quick, run=ladder/block, seed=0" in out
-    assert {"table_ladder", "figure_ladder", "table_depth_overfit", "claims", "report"} <= set(jobs), jobs
+    assert {"claims", "report"} <= set(jobs) and "table=ladder" in built_in(out, "figure"), jobs
+    assert {"home=results/quick, table=ladder", "home=results/quick, table=depth_overfit"} <= built_in(out, "table")
 
 
 def whole_lines(n: int):
@@ -160,8 +169,9 @@ def test_a_damaged_published_file_stops_the_plan_naming_it_and_nothing_is_delete
 
 
 def test_a_forced_table_plans_its_figure_ledger_captions_and_report(clone):
-    jobs, _ = dry_run(clone, "-R", "table_ladder", "--config", "profile=quick")
-    assert set(jobs) == {"table_ladder", "figure_ladder", "claims", "claims_plot", "captions", "report", "all"}, jobs
+    jobs, out = dry_run(clone, "-R", "results/quick/tables/ladder.csv", "--config", "profile=quick")
+    assert jobs == {"table": 1, "figure": 1, "claims": 1, "claims_plot": 1, "captions": 1, "report": 1, "all": 1}, jobs
+    assert built_in(out, "figure") == {"table=ladder"}
 
 
 def test_a_forced_stage_read_by_key_retrains_what_reads_it(clone):
@@ -177,8 +187,8 @@ def test_the_dag_shows_data_runs_tables_figures_ledger_and_report(clone):
     assert result.returncode == 0, result.stderr[-2000:]
     names = dict(re.findall(r'^\s*(\d+)\[label = "([^"]+)"', result.stdout, re.M))
     edges = {(names[a], names[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", result.stdout, re.M)}
-    for edge in [("tokens", "train"), ("train", "table_ladder"), ("table_ladder", "figure_ladder"),
-                 ("table_ladder", "claims"), ("claims", "report"), ("figure_ladder", "report"), ("key", "train")]:
+    for edge in [("tokens", "train"), ("train", "table"), ("table", "figure"), ("table", "claims"),
+                 ("claims", "report"), ("figure", "report"), ("key", "train"), ("key", "table")]:
         assert edge in edges, f"{edge} missing from the rule graph"
 
 
@@ -236,7 +246,7 @@ def test_a_winograd_run_given_more_seeds_trains_only_the_new_ones(clone):
     assert jobs["winograd_train"] == 2, out[-3000:]  # quick's winograd_seeds is 5
     for seed in (5, 6):
         assert f"home=results/quick, version=role, model=average, seed={seed}" in out
-    assert {"table_winograd_role", "claims", "report"} <= set(jobs)
+    assert "home=results/quick, table=winograd_role" in built_in(out, "table") and {"claims", "report"} <= set(jobs)
     result = snakemake(clone, "-n", "--cores", "1", "--config", "profile=quick",
                        "seeds_per_run={quick: {winograd/role_nope: 7}}")
     assert result.returncode != 0 and "winograd/role_average" in result.stderr + result.stdout
@@ -248,7 +258,8 @@ def test_a_hypothesis_run_given_more_seeds_trains_them_for_the_contradictions_ta
     jobs, out = dry_run(clone, "--config", "profile=quick", "seeds_per_run={quick: {winograd/category_block_lr3e3: 4}}")
     assert jobs["winograd_train"] == 1, out[-3000:]  # category_lr3e3 trains 3 seeds
     assert "home=results/quick, version=category, model=block_lr3e3, seed=3" in out
-    assert "table_contradictions" in jobs and "table_winograd_category" not in jobs
+    tables = built_in(out, "table")
+    assert "home=results/quick, table=contradictions" in tables and "home=results/quick, table=winograd_category" not in tables
 
 
 def test_a_row_is_one_config_and_one_declared_line(clone):
@@ -267,12 +278,12 @@ def test_a_row_is_one_config_and_one_declared_line(clone):
         family.write_text(declared)
         config.unlink()
     assert jobs["train"] == 1 and "wildcards: home=results/quick, run=ladder/eight_heads, seed=0" in out
-    assert {"table_ladder", "figure_ladder", "claims", "report"} <= set(jobs)
+    assert "table=ladder" in built_in(out, "figure") and {"claims", "report"} <= set(jobs)
     load_families()
     ladder_family = {t for t, builder in TABLE_BUILDERS.items() if builder.__module__ == "attnlab.families.ladder"}
-    assert not {j for j in jobs if j.startswith(("table_", "figure_"))} - {
-        f"{kind}_{t}" for kind in ("table", "figure") for t in ladder_family | {"pipeline_time"}
-    }, "only the ladder family's tables and figures are rebuilt (and the cost table, which reads every run)"
+    rebuilt = {w.rsplit("=", 1)[1] for kind in ("table", "figure") for w in built_in(out, kind)}
+    assert rebuilt <= ladder_family | {"pipeline_time"}, \
+        "only the ladder family's tables and figures are rebuilt (and the cost table, which reads every run)"
     assert dry_run(clone, "--config", "profile=quick")[0] == {}
 
 
@@ -314,7 +325,8 @@ def test_every_readme_snakemake_command_dry_runs(clone, args):
 
 @pytest.mark.parametrize("target, message", [
     ("results/quick/tables/average_ladders.csv", r"no table 'average_ladders' .*; tables: attention_equivalence, "),
-    ("table_average_ladders", r"no rule 'table_average_ladders': .*; tables: attention_equivalence, "),
+    ("table_average_ladders", r"no rule 'table_average_ladders': a table is asked for by its path, results/quick/"
+                              r"tables/<id>.csv; tables: attention_equivalence, "),
     ("results/full/tables/ladder.csv", r"belongs to profile full; add --config profile=full"),
 ])
 def test_a_target_no_rule_makes_names_what_there_is(clone, target, message):
@@ -398,8 +410,8 @@ def test_a_new_table_is_one_module_one_caption_and_its_claims(clone):
     try:
         missing = snakemake(clone, "-n", "--cores", "1", "--config", "profile=quick")
         caption.write_text("One block and its held-out perplexity.\n")
-        jobs, _ = dry_run(clone, "--config", "profile=quick")
-        built = snakemake(clone, "--cores", "1", "table_toy", "--config", "profile=quick")
+        jobs, out = dry_run(clone, "--config", "profile=quick")
+        built = snakemake(clone, "--cores", "1", "results/quick/tables/toy.csv", "--config", "profile=quick")
         table = (clone / "results/quick/tables/toy.csv").read_text()
         judged = subprocess.run([sys.executable, "-m", "attnlab.claims", "check", "--profile", "quick", "--csv",
                                  str(clone / "toy_claims.csv"), "--md", str(clone / "toy_claims.md"),
@@ -414,10 +426,11 @@ def test_a_new_table_is_one_module_one_caption_and_its_claims(clone):
     finally:
         claims.write_text(published_claims)
         for path in (module, caption, *clone.glob("toy_claims.*"), *clone.glob("results/quick/tables/toy.*"),
-                     *clone.glob("results/quick/stamps/table_toy/*"), *clone.glob("results/quick/logs/table_toy.log")):
+                     *clone.glob("results/quick/stamps/table/toy/*"), *clone.glob("results/quick/logs/table_toy.log")):
             path.unlink(missing_ok=True)
     assert missing.returncode != 0 and "error: table 'toy' has no caption: write workflow/report/toy.rst" in missing.stderr
-    assert {"table_toy", "claims"} <= set(jobs) and not {j for j in jobs if j.startswith(COSTLY)}, jobs
+    assert "home=results/quick, table=toy" in built_in(out, "table") and "claims" in jobs, jobs
+    assert not {j for j in jobs if j.startswith(COSTLY) and j != "key"}, jobs
     assert built.returncode == 0 and table.startswith("model,params,") and "one block" in table
     assert judged.returncode == 0, judged.stderr[-2000:]
     assert ledger["toy.block_learns"]["verdict"] not in ("", "MISSING"), ledger["toy.block_learns"]

@@ -5,8 +5,8 @@ inputs (read_by_key).
 
 Jobs are registered in the order the chapter's results are made: the data stages, the measurements, then every
 declared table with the runs it reads (those that read other tables' inputs last: the contradictions, then the
-pipeline's cost and the cross-device pairs); then, asked for by the rules, each table's and figure's job and the
-ledger, its plot, the captions and the report (the sinks), whose keys cover the keys of what they read.
+pipeline's cost and the cross-device pairs); then each table's and figure's job and the ledger, its plot, the
+captions and the report (the sinks), whose keys cover the keys of what they read.
 """
 
 from __future__ import annotations
@@ -88,11 +88,19 @@ class Jobs:
         # every table its family declares (attnlab.tables.Declared), those that read other tables' inputs last
         for table_id in sorted(self.declared, key=lambda t: (self.declared[t].reads_tables, t)):
             self.add_table(table_id)
+        # then each table's and figure's job and the sinks (the variant's too): a rule's input function finds its
+        # job by the output its wildcards name (Registry.writer)
+        for table_id, variant in self.builds():
+            self.table_step(table_id, variant)
+            if self.tables[table_id]["figure"]:
+                self.figure_step(table_id, variant)
+        for variant in (False, True) if self.variant else (False,):
+            self.sink_steps(variant)
 
     # --- shared ---
-    def step(self, job: str, own_key: str, outputs: list, inputs: dict | None = None, writes_key: bool = False,
+    def step(self, job: str, own_key: str, outputs: list, inputs: dict | None = None, derived: bool = False,
              home: str | None = None) -> Step:
-        return self.registry.register(Step(job, own_key, outputs, inputs or {}, writes_key, home or self.results,
+        return self.registry.register(Step(job, own_key, outputs, inputs or {}, derived, home or self.results,
                                            self.registry))
 
     def overrides_of(self, run: str) -> list[str]:
@@ -121,7 +129,7 @@ class Jobs:
         in_variant = named(True) if self.variant else published
         code_files = declared.code_files(self) if callable(declared.code_files) else declared.code_files
         self.tables[table_id] = {"inputs": published, "variant_inputs": in_variant if in_variant != published else None,
-                                 "figure": table_id in self.figure_builders, "category": "Tables",
+                                 "figure": table_id in self.figure_builders,
                                  "code_files": tuple(code_files), "figure_inputs": self.under_results(declared.figure_reads)}
 
     # --- data: corpus -> tokenizer -> token cache ---
@@ -438,13 +446,13 @@ class Jobs:
         spec = self.tables[table_id]
         code = self.builder_code(self.table_builders[table_id], files=spec["code_files"])
         if not variant:
-            return self.step(f"table_{table_id}", digest(code, table_id, spec["inputs"]),
+            return self.step(f"table/{table_id}", digest(code, table_id, spec["inputs"]),
                              [f"{self.results}/tables/{table_id}.csv", f"{self.results}/tables/{table_id}.md"],
-                             spec["inputs"], writes_key=True)
+                             spec["inputs"], derived=True)
         inputs = {**spec["variant_inputs"], "published": [self.table_csv(table_id)]}
-        return self.step(f"table_{table_id}", digest(code, table_id, inputs, self.variant_label),
+        return self.step(f"table/{table_id}", digest(code, table_id, inputs, self.variant_label),
                          [f"{self.variant_dir}/tables/{table_id}.csv", f"{self.variant_dir}/tables/{table_id}.md"],
-                         inputs, writes_key=True, home=self.variant_dir)
+                         inputs, derived=True, home=self.variant_dir)
 
     @functools.lru_cache(maxsize=None)
     def figure_step(self, table_id: str, variant: bool = False) -> Step:
@@ -454,13 +462,13 @@ class Jobs:
                   **(spec["variant_inputs"] if variant else spec["inputs"]), **spec["figure_inputs"]}
         code = self.builder_code(self.figure_builders[table_id], files=(CLAIMS_FILE,))
         if not variant:
-            return self.step(f"figure_{table_id}", digest(code, table_id, inputs),
+            return self.step(f"figure/{table_id}", digest(code, table_id, inputs),
                              [f"{self.figures}/{table_id}.png", f"{self.figures}/{table_id}.svg"], inputs,  # SVG for print
-                             writes_key=True)
+                             derived=True)
         inputs["published"] = self.figure_step(table_id).outputs[:1]  # drawn beside the variant's
-        return self.step(f"figure_{table_id}", digest(code, table_id, inputs, self.variant_label),
+        return self.step(f"figure/{table_id}", digest(code, table_id, inputs, self.variant_label),
                          [f"{self.variant_dir}/figures/{table_id}.png", f"{self.variant_dir}/figures/{table_id}.svg"],
-                         inputs, writes_key=True, home=self.variant_dir)
+                         inputs, derived=True, home=self.variant_dir)
 
     def builds(self) -> list[tuple[str, bool]]:
         """(table id, variant) of every table job: a variant's beside the published one where its inputs differ."""
@@ -470,6 +478,11 @@ class Jobs:
         """A variant's table, figure or ledger also reads the published one, and names the variant."""
         return f"--published {step.inputs['published'][0]} --label {shlex.quote(self.variant_label)}" \
             if "published" in step.inputs else ""
+
+    def builder_args(self, output: str) -> str:
+        """The arguments of the table or figure job that writes `output`: the variant's, and what it reads."""
+        step = self.registry.writer(output)
+        return f"{self.variant_args(step)} {named_args({k: v for k, v in step.inputs.items() if k != 'published'})}"
 
     # --- the sinks: the ledger, its plot, the captions, the reader's report, the README's Results ---
     @functools.lru_cache(maxsize=None)
@@ -484,24 +497,24 @@ class Jobs:
         inputs = {"tables": tables}
         if variant:  # the published ledger: which verdicts the variant changes
             own_key, inputs = digest(own_key, self.variant_label), {**inputs, "published": [f"{self.results}/claims.csv"]}
-        ledger = self.step("claims", own_key, claims, inputs, writes_key=True, home=home)
+        ledger = self.step("claims", own_key, claims, inputs, derived=True, home=home)
         plot = self.step("claims_plot", self.composed.module_code("attnlab.claims.plot"),
                          [f"{figures}/claims.png", f"{figures}/claims.svg"], {"ledger": claims[:1]},
-                         writes_key=True, home=home)
+                         derived=True, home=home)
         # the captions' templates are files of the repository, not outputs: their text is part of the key,
         # and the report's own text: the choices the chapter does not state, what was easy and what was hard
         templates = [f"workflow/report/{t}.rst" for t in [*sorted(self.tables), "claims", "choices", "easy_hard"]]
         captions = self.step("captions", digest(self.composed.module_code("attnlab.captions"),
                                                 [(self.root / p).read_text(encoding="utf-8") for p in templates]),
                              [f"{home}/captions/{Path(p).name}" for p in templates],
-                             {"ledger": claims[:1], "table": tables}, writes_key=True, home=home)
+                             {"ledger": claims[:1], "table": tables}, derived=True, home=home)
         report_inputs = {"ledger": claims[:1], "claims_figure": plot.outputs[:1], "table": tables,
                          "figure": [self.figure_png(t, variant) for t in sorted(self.tables) if self.tables[t]["figure"]],
                          "caption": captions.outputs}
         # the report's sections follow the tables' declared places (attnlab.tables.chapter_order): part of its key
         page = self.step("report", digest(self.composed.module_code("attnlab.report", files=(REPORT_CSS,)),
                                           self.trained_tables(), chapter_order()),
-                         [f"{home}/report.html"], report_inputs, writes_key=True, home=home)
+                         [f"{home}/report.html"], report_inputs, derived=True, home=home)
         return [ledger, plot, captions, page]
 
     @functools.cached_property
@@ -527,7 +540,7 @@ class Jobs:
         """The README's Results section: the full profile's only."""
         links = self.readme_links()
         return self.step("readme_results", digest(self.claims_code, links), [f"{self.results}/readme_results.md"],
-                         {"ledger": self.sink_steps(False)[0].outputs[:1], **links}, writes_key=True)
+                         {"ledger": self.sink_steps(False)[0].outputs[:1], **links}, derived=True)
 
     def targets(self, home: str) -> list[str]:
         """Every output and key file of the jobs kept in `home`; the token cache is the exception: not committed,

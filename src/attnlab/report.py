@@ -530,8 +530,8 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         parts.append(provenance(table, tables[t], git))
         csv = Path(os.path.relpath(tables[t], folder)).as_posix()
         parts.append(f'<p class="meta">Data: <a href="{esc(csv)}">{t}.csv</a> · <a href="{esc(csv[:-4])}.md">{t}.md</a>'
-                     f" · rebuild it (and only what it needs): <code>.venv/bin/snakemake --cores 2 "
-                     f"table_{t} --config profile={esc(profile)}</code></p>")
+                     f" · rebuild it (and only what it needs): <code>.venv/bin/snakemake --cores 2 -f "
+                     f"{esc(tables[t])} --config profile={esc(profile)}</code></p>")
         if t in figures:
             parts.append(figure_html(figures[t], f"figure {t}", folder))
         parts.append("</section>")

@@ -3,15 +3,12 @@
 Every job has a key file, results/<profile>/stamps/<job>/<key>.key, committed with its outputs. The key covers
 what makes the outputs besides the files the job reads: a training run's is its composed config's hash (which
 covers its data; code changes do not retrain), a measurement's its settings and code, a table's, figure's, the
-ledger's or the report's its code and the keys of the jobs it reads from. A key that changes (an edited YAML, an
-override, an edited builder) names a file that does not exist yet, and Snakemake builds missing files:
-- runs, measurements and the data stages (rules with wildcards, or costly) read their key file, which rule `key`
-  writes: the job then reruns, as for any updated input;
-- tables, figures, the ledger and the report write theirs, and read those of the jobs they read from: asked for
-  as a target, such a job with a new key reruns, and first whatever it reads whose key changed.
+ledger's or the report's (a derived job) its code and the keys of the jobs it reads from. A key that changes (an
+edited YAML, an override, an edited builder) names a file that does not exist yet, which rule `key` writes, and
+every job reads its own key file: the job then reruns, as for any updated input, and so does whatever reads it.
 The default target asks for every job's outputs and key file. The key is in a path because a path is what a
 clone keeps: file times and .snakemake/ records are not. The workflow (workflow/rules/common.smk) gives the
-registry its one Snakemake-aware piece: how a costly job reads a path (by key alone: ancient, unless forced).
+registry its one Snakemake-aware piece: how a job reads a path by key alone (ancient, unless forced).
 """
 
 from __future__ import annotations
@@ -113,7 +110,8 @@ class Step:
     own_key: str              # what makes the outputs, besides what the job reads
     outputs: list
     inputs: dict = field(default_factory=dict)  # name -> [paths]: what the job reads
-    writes_key: bool = False  # a table, figure, the ledger or the report: it writes its key file
+    derived: bool = False     # a table, figure, the ledger, the captions or the report: built in seconds from
+                              # other jobs' outputs, its key covers theirs
     home: str = ""            # where its key file lives: the published results, or the variant's folder
     registry: "Registry" = field(default=None, repr=False)  # the jobs it may read from
 
@@ -126,21 +124,24 @@ class Step:
 
     @functools.cached_property
     def key(self) -> str:
-        return digest(self.own_key, [s.key for s in self.upstream]) if self.writes_key else self.own_key
+        return digest(self.own_key, [s.key for s in self.upstream]) if self.derived else self.own_key
 
     @property
     def key_file(self) -> str:
         return f"{self.home}/stamps/{self.job}/{self.key}.key"
 
     def rule_inputs(self) -> dict:
-        """The rule's input: what the job reads, and its own key file or those of the jobs it reads from.
-        A job that reads its own key (a run, a measurement, a data stage, the Winograd split: hours of
-        work, or what every run reads) reads everything by key alone (Registry.read_by_key)."""
+        """The rule's input: what the job reads, and its own key file. A costly job (a run, a measurement, a data
+        stage, the Winograd split: hours of work, or what every run reads) reads everything by key alone
+        (Registry.read_by_key). A derived job reads by file time what it builds from, checked whole first, and
+        the key files of the jobs it reads from too: asked for by force (-f, -R), it reruns first whatever it
+        reads whose key changed (a key file's name is its content: its time says nothing)."""
         by_output, by_key = self.registry.by_output, self.registry.read_by_key
-        if self.writes_key:  # a key file's name is its content: its time says nothing
+        if self.derived:
             for path in (out for p in chain(*self.inputs.values()) for out in (by_output[p].outputs if p in by_output else [p])):
                 check_readable(path)
-            return {**self.inputs, "key_files": [by_key(s.key_file) for s in sorted(self.upstream, key=lambda s: s.key_file)]}
+            keys = [self.key_file, *sorted(s.key_file for s in self.upstream)]
+            return {**self.inputs, "key_files": [by_key(p) for p in keys]}
         return {name: [by_key(p) for p in paths] for name, paths in {**self.inputs, "key_files": [self.key_file]}.items()}
 
 
@@ -158,6 +159,12 @@ class Registry:
         for path in step.outputs:
             self.by_output.setdefault(path, step)
         return self.jobs.setdefault((step.home, step.job), step)
+
+    def writer(self, path: str) -> Step:
+        """The job that writes a path (a rule's input function asks, from the output its wildcards name)."""
+        if path not in self.by_output:
+            refuse(f"no job of this call writes {path}")
+        return self.by_output[path]
 
     def producer(self, path: str) -> str | None:
         """The rule a path's job is ruled by, as -R names it: `key` for a key file."""
@@ -258,5 +265,5 @@ def why_jobs_run(registry: Registry, profile: str, variant_label: str, limit: in
         print("\n".join(reasons[:limit] + ([f"  ... and {len(reasons) - limit} more"] if len(reasons) > limit else [])),
               file=sys.stderr)
         # Snakemake's rule for targets: one whose outputs exist is rebuilt only when an input is newer
-        print("  (a job asked for by an output's path, or a run or measurement by its rule, keeps its outputs "
-              "under a new key: ask for the table that reads it, table_<id>, or force it with -R)", file=sys.stderr)
+        print("  (an output asked for by its path alone keeps itself under a new key: ask with -f, which first "
+              "reruns what it reads whose key changed, or force a job with -R)", file=sys.stderr)

@@ -46,17 +46,26 @@ def logged(cmd: str) -> str:
     return f"({cmd}) > {{log}} 2>&1 || {{{{ echo \"failed: $(tail -n 1 {{log}})\" >&2; exit 1; }}}}"
 
 
-def logged_with_key(cmd: str) -> str:
-    """logged(cmd), then the job's key file (rules give output.key and params.key)."""
-    return logged(cmd) + "\nrm -f $(dirname {output.key})/*.key && echo {params.key} > {output.key}"
+def writer_inputs(output: str):
+    """A rule's input: what the job that writes `output` (its wildcards filled in) reads, and its key file."""
+    return lambda w: J.registry.writer(output.format(**dict(w.items()))).rule_inputs()
+
+
+# What Snakemake's --report shows under an output: the caption rule captions rendered (its table's, or the
+# ledger's), which output.rst includes from params.caption (relative to workflow/rules/, as report() reads it)
+OUTPUT_CAPTION = "../report/output.rst"
+
+
+def caption_of(w, output) -> str:
+    name = Path(output[0]).stem
+    return f"{J.registry.writer(output[0]).home}/captions/{name if name in TABLES else 'claims'}.rst"
 
 
 rule key:
     output: "{home}/stamps/{job}/{key}.key"
     wildcard_constraints:
         home=J.home_pattern,
-        # the jobs that read their key: runs, measurements, the data stages
-        job=r"(train|winograd_train|winograd_split|measure_[a-z_]+)(/[a-z0-9_/]+)?|corpus|tokenizer|tokens",
+        job=r"[a-z_]+(/[a-z0-9_/]+)?",
         key=r"[0-9a-f]+",
     params:
         current=lambda w: J.registry.current_key(w.home, w.job, w.key),

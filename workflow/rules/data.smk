@@ -4,8 +4,7 @@
 
 rule corpus:
     input: unpack(lambda w: J.data_steps["corpus"].rule_inputs())
-    output:
-        **J.data_stages["corpus"],
+    output: **J.data_stages["corpus"]
     resources: mem_mb=2000, runtime=10
     log: f"{J.data}/logs/corpus.log"
     conda: ENVIRONMENT
@@ -14,8 +13,7 @@ rule corpus:
 
 rule tokenizer:
     input: unpack(lambda w: J.data_steps["tokenizer"].rule_inputs())
-    output:
-        **J.data_stages["tokenizer"],
+    output: **J.data_stages["tokenizer"]
     resources: mem_mb=2000, runtime=10
     log: f"{J.data}/logs/tokenizer.log"
     conda: ENVIRONMENT
@@ -24,8 +22,7 @@ rule tokenizer:
 
 rule tokens:
     input: unpack(lambda w: J.data_steps["tokens"].rule_inputs())
-    output:
-        **J.data_stages["tokens"],
+    output: **J.data_stages["tokens"]
     resources: mem_mb=2000, runtime=10
     log: f"{J.data}/logs/tokens.log"
     conda: ENVIRONMENT

@@ -1,37 +1,31 @@
-# Each table's rule (CSV + Markdown) and figure's, named table_<id> / figure_<id>, and in a variant, where it
-# changes a table's inputs, variant_table_<id> / variant_figure_<id> under the variant's folder. Their key (the
-# builder's code and the keys of what it reads) is part of an output's path, so each table's outputs are
-# written out here rather than matched by a wildcard. The jobs: attnlab.jobs (table_step, figure_step).
+# Each table's job (CSV + Markdown) and figure's (PNG + SVG): the published ones and, where a variant (override=,
+# seeds=) changes a table's inputs, the variant's under its folder. What each reads, its key: attnlab.jobs.
+TABLE_IDS = "|".join(TABLES)
+FIGURE_IDS = "|".join(t for t, spec in TABLES.items() if spec["figure"])
 
 
-def rendered_caption(name: str, home: str) -> str:
-    """What Snakemake's --report shows under an output: the caption rendered from the profile's data
-    (rule captions), relative to workflow/rules/ as report(caption=) reads it."""
-    return f"../../{home}/captions/{name}.rst"
+rule table:
+    input: unpack(writer_inputs("{home}/tables/{table}.csv"))
+    output:
+        csv=report("{home}/tables/{table}.csv", caption=OUTPUT_CAPTION, category="Tables"),
+        md="{home}/tables/{table}.md",
+    wildcard_constraints: home=J.home_pattern, table=TABLE_IDS
+    params: args=lambda w, output: J.builder_args(output.csv), caption=caption_of
+    resources: mem_mb=2000, runtime=10
+    log: "{home}/logs/table_{table}.log"
+    conda: ENVIRONMENT
+    shell: logged("{PYTHON} -m attnlab.families table {wildcards.table} --csv {output.csv} --md {output.md} {params.args}")
 
 
-def build_rule(name: str, step, command: str, category: str, table_id: str) -> None:
-    rule:
-        name: name
-        input: unpack(lambda w: step.rule_inputs())
-        output:
-            first=report(step.outputs[0], caption=rendered_caption(table_id, step.home), category=category),
-            second=step.outputs[1],
-            key=step.key_file,
-        params:
-            args=named_args({k: v for k, v in step.inputs.items() if k != "published"}),
-            variant=J.variant_args(step),
-            key=step.key,
-        resources: mem_mb=2000, runtime=10
-        log: f"{step.home}/logs/{name.removeprefix('variant_')}.log"
-        conda: ENVIRONMENT
-        shell: logged_with_key(f"{{PYTHON}} -m {command} {{params.variant}} {{params.args}}")
+rule figure:
+    input: unpack(writer_inputs(f"{FIGURES}/{{table}}.png"))
+    output:
+        png=report(f"{FIGURES}/{{table}}.png", caption=OUTPUT_CAPTION, category="Figures"),
+        svg=f"{FIGURES}/{{table}}.svg",  # for print
+    wildcard_constraints: table=FIGURE_IDS
+    params: args=lambda w, output: J.builder_args(output.png), caption=caption_of
+    resources: mem_mb=2000, runtime=10
+    log: f"{RESULTS}/logs/figure_{{table}}.log"
+    conda: ENVIRONMENT
+    shell: logged("{PYTHON} -m attnlab.families figure {wildcards.table} --profile {PROFILE} --out {output.png} {params.args}")
 
-
-for _id, _variant in J.builds():
-    _prefix = "variant_" if _variant else ""
-    build_rule(f"{_prefix}table_{_id}", J.table_step(_id, _variant),
-               f"attnlab.families table {_id} --csv {{output.first}} --md {{output.second}}", TABLES[_id]["category"], _id)
-    if TABLES[_id]["figure"]:
-        build_rule(f"{_prefix}figure_{_id}", J.figure_step(_id, _variant),
-                   f"attnlab.families figure {_id} --profile {{PROFILE}} --out {{output.first}}", "Figures", _id)

@@ -20,13 +20,11 @@ def published_only(w, run: str) -> str:
 
 rule train:
     input: unpack(lambda w: J.train_step_at(w).rule_inputs())
-    output:
-        **{name.split(".")[0]: f"{RUN_FOLDER}/{name}" for name in RUN_FILES},
+    output: **{name.split(".")[0]: f"{RUN_FOLDER}/{name}" for name in RUN_FILES}
     wildcard_constraints: home=J.home_pattern, run=r"[a-z0-9_]+/[a-z0-9_]+", seed=r"\d+"
     params: overrides=lambda w: published_only(w, w.run), out=lambda w: run_folder(w.home, w.run, w.seed)
     threads: TRAIN_THREADS
-    resources:
-        **TRAIN_RESOURCES,
+    resources: **TRAIN_RESOURCES
     log: f"{RUN_FOLDER}/train.log"
     conda: ENVIRONMENT
     shell:
@@ -36,8 +34,7 @@ rule train:
 
 rule winograd_split:
     input: unpack(lambda w: J.split_step(w.version).rule_inputs())
-    output:
-        **{name: f"{J.winograd}/{{version}}/{path}" for name, path in SPLIT_FILES.items()},
+    output: **{name: f"{J.winograd}/{{version}}/{path}" for name, path in SPLIT_FILES.items()}
     wildcard_constraints: version="|".join(winograd_versions())
     resources: mem_mb=1000, runtime=5
     log: f"{J.winograd}/{{version}}/split.log"
@@ -47,15 +44,13 @@ rule winograd_split:
 
 rule winograd_train:
     input: unpack(lambda w: J.winograd_step_at(w).rule_inputs())
-    output:
-        **{name.split(".")[0]: f"{WINOGRAD_FOLDER}/{name}" for name in WINOGRAD_FILES},
+    output: **{name.split(".")[0]: f"{WINOGRAD_FOLDER}/{name}" for name in WINOGRAD_FILES}
     wildcard_constraints: home=J.home_pattern, version="|".join(winograd_versions()), model=r"[a-z0-9_]+", seed=r"\d+"
     params:
         overrides=lambda w: published_only(w, f"winograd/{w.version}_{w.model}"),
         split=lambda w: J.split_step(w.version).outputs[0],
     threads: TRAIN_THREADS
-    resources:
-        **WINOGRAD_RESOURCES,
+    resources: **WINOGRAD_RESOURCES
     log: f"{WINOGRAD_FOLDER}/train.log"
     conda: ENVIRONMENT
     shell:
