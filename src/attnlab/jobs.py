@@ -24,11 +24,11 @@ from attnlab.claims.rules import ClaimsError
 from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose, config_hash, data_hash, experiments,
                             model_config)
 from attnlab.layout import run_folder, run_job, seed_groups, seed_key
+from attnlab.report import STYLE_SHEET
 from attnlab.steps import Composed, Registry, Step, code_hash, digest, refuse
 from attnlab.tables import chapter_order
 
 CLAIMS_FILE = "configs/claims.yaml"  # the chapter's numbers: the ledger judges them, the figures draw them
-REPORT_CSS = "src/attnlab/report.css"  # the report's style sheet, read by attnlab.report
 RUN_FILES = ("metrics.json", "curve.csv", "evals.csv", "config.yaml")
 WINOGRAD_FILES = ("metrics.json", "probe.json", "answers.csv", "config.yaml")
 SPLIT_FILES = {"split": "split.json", "train": "train.txt", "held_out": "held_out.txt"}
@@ -512,7 +512,8 @@ class Jobs:
                          "figure": [self.figure_png(t, variant) for t in sorted(self.tables) if self.tables[t]["figure"]],
                          "caption": captions.outputs}
         # the report's sections follow the tables' declared places (attnlab.tables.chapter_order): part of its key
-        page = self.step("report", digest(self.composed.module_code("attnlab.report", files=(REPORT_CSS,)),
+        style = str(STYLE_SHEET.relative_to(self.root))
+        page = self.step("report", digest(self.composed.module_code("attnlab.report", files=(style,)),
                                           self.trained_tables(), chapter_order()),
                          [f"{home}/report.html"], report_inputs, derived=True, home=home)
         return [ledger, plot, captions, page]
