@@ -512,7 +512,9 @@ class Jobs:
                          "figure": [self.figure_png(t, variant) for t in sorted(self.tables) if self.tables[t]["figure"]],
                          "caption": captions.outputs}
         # the report's sections follow the tables' declared places (attnlab.tables.chapter_order): part of its key
-        style = str(STYLE_SHEET.relative_to(self.root))
+        # the repository's style sheet beside the module (as attnlab.config.source_files reads the repository's
+        # files, not the installed package's)
+        style = f"src/attnlab/{STYLE_SHEET}"
         page = self.step("report", digest(self.composed.module_code("attnlab.report", files=(style,)),
                                           self.trained_tables(), chapter_order()),
                          [f"{home}/report.html"], report_inputs, derived=True, home=home)

@@ -47,8 +47,8 @@ KINDS = ("analytic", "trained")
 PROVENANCE = ("commit", "device", "seed_ids", "run_dates")  # read as text: a commit of digits only is not a number
 DEVICE_KINDS = ("cpu", "cuda", "mps")  # what a record says where it names no model
 # the page's style sheet, beside this module (part of the report's key: attnlab.jobs)
-STYLE_SHEET = Path(__file__).with_name("report.css")
-CSS = STYLE_SHEET.read_text(encoding="utf-8")
+STYLE_SHEET = "report.css"
+CSS = Path(__file__).with_name(STYLE_SHEET).read_text(encoding="utf-8")
 
 
 # a cell that holds one number (the tables' and the ledger's: 1,115,394 · 60.1 ± 0.4814 · 1.19e-07 · 10/10)
