@@ -95,6 +95,15 @@ def test_a_fresh_copy_plans_no_training_and_no_measurement(clone, profile):
     assert not {job for job in jobs if job.startswith(COSTLY)}, out[-3000:]
 
 
+def test_a_copy_plans_with_the_installed_package_of_another_checkout(clone):
+    """README: a fresh clone beside a checkout whose .venv it links runs that checkout's installed attnlab; the
+    repository is where the command runs (its files make every key), so the plan is the copy's own."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--config", "profile=quick"],
+                            cwd=clone, capture_output=True, text=True, env=env)
+    assert result.returncode == 0 and "Nothing to be done" in result.stdout + result.stderr, result.stderr[-3000:]
+
+
 def test_one_override_plans_its_run_and_what_reads_it(clone):
     jobs, out = dry_run(clone, "--config", "profile=quick", "override=ladder/average: train.lr=3e-3")
     variant = "results/quick/variants/ladder-average_train.lr-3e-3"
