@@ -20,6 +20,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from attnlab import options
+from attnlab.claims.reference import reference_file
 from attnlab.claims.rules import ClaimsError
 from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose, config_hash, data_hash, experiments,
                             model_config)
@@ -522,8 +523,11 @@ class Jobs:
 
     @functools.cached_property
     def claims_code(self) -> str:
-        # the ledger reads the seed plans beside the counts (configs/pipeline.yaml: each row's looks) as well
-        return self.composed.module_code("attnlab.claims.__main__", files=(CLAIMS_FILE, "configs/pipeline.yaml"))
+        # the ledger reads the seed plans beside the counts (configs/pipeline.yaml: each row's looks) as well, and a
+        # shortened profile's ledger its frozen reference (attnlab.claims.reference), where it has one
+        reference = reference_file(self.profile)
+        return self.composed.module_code("attnlab.claims.__main__", files=(
+            CLAIMS_FILE, "configs/pipeline.yaml", *([reference] if (self.root / reference).is_file() else [])))
 
     def trained_tables(self) -> list[str]:
         """The tables that read training runs (their claims are the trained ones, where the ledger does not say)."""

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab.claims.render import seeds_text, summary_line, variant_lines, verdict_definitions
+from attnlab.claims.render import is_judged_loosely, loose_warning, seeds_text, summary_line, variant_lines, verdict_definitions
 from attnlab.claims.rules import VERDICTS
 from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
@@ -369,10 +369,8 @@ def summary(ledger: pd.DataFrame, kind: pd.Series, profile: str) -> str:
             done, near = int(these["verdict"].isin(REPRODUCED).sum()), int((these["verdict"] == CONSISTENT).sum())
             said.append(f"{done} of the {len(these)} {k} claims reproduced (MATCH or CONCLUSION HOLDS)"
                         + (f", {near} consistent with the chapter's one run (CONSISTENT)" if near else ""))
-    loose = (f"<p><strong>The {esc(profile)} profile trains short budgets: its trained claims are NOT JUDGED against "
-             "the chapter (its runs are not the chapter's); its verdicts show that every claim can be read and judged, "
-             "not whether the chapter's numbers come back (the full profile does).</strong></p>"
-             if profile != "full" else "")
+    loose = (f"<p><strong>Profile {esc(profile)} {esc(loose_warning(ledger))}</strong> The full profile judges the "
+             "chapter's numbers.</p>" if is_judged_loosely(profile) else "")
     failed = ledger[ledger["verdict"] == "CONTRADICTED"]["id"].tolist()
     verdict = (f"<p><strong>The verdict: {len(failed)} of the chapter's claims fail on our runs (CONTRADICTED: the "
                f"chapter's point is false on our runs){': ' + esc(', '.join(failed)) if failed else ''}.</strong> "

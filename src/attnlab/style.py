@@ -39,9 +39,11 @@ HEADLINE = "headline"  # gid of the title and subtitle, which layout() keeps abo
 # each, so no verdict is told by colour alone
 VERDICT_COLOURS = {"MATCH": "#0072B2", "CONSISTENT": "#8E4585", "CONCLUSION HOLDS": "#009E73",
                    "INCONCLUSIVE": "#B35C00", "CONTRADICTED": "#C1272D", "MISSING": "#6e7781",
-                   "UNRESOLVED": "#CC79A7", "NOT JUDGED": "#6e7781", "NOT MEASURABLE": "#6e7781"}
+                   "UNRESOLVED": "#CC79A7", "NOT JUDGED": "#6e7781", "NOT MEASURABLE": "#6e7781",
+                   "SAME AS PUBLISHED": "#0072B2", "MOVED": "#C1272D"}  # a shortened profile's: as MATCH, CONTRADICTED
 VERDICT_MARKS = {"MATCH": "✓", "CONSISTENT": "○", "CONCLUSION HOLDS": "≈", "INCONCLUSIVE": "?", "CONTRADICTED": "✗",
-                 "MISSING": "–", "UNRESOLVED": "◌", "NOT JUDGED": "⊘", "NOT MEASURABLE": "⊘"}
+                 "MISSING": "–", "UNRESOLVED": "◌", "NOT JUDGED": "⊘", "NOT MEASURABLE": "⊘", "SAME AS PUBLISHED": "=",
+                 "MOVED": "≠"}
 # the SVG names its clip paths and glyphs by hashes salted with this, not with a random salt, so a
 # rebuilt figure is the same bytes
 SVG_SALT = "attnlab"

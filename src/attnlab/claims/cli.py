@@ -1,4 +1,5 @@
-"""The command line: `check` writes the ledger, `readme` the README's Results section."""
+"""The command line: `check` writes the ledger, `plan` prints the seed plans, `reference` freezes a shortened
+profile's regression reference, `readme` writes the README's Results section."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from attnlab.claims import reference
 from attnlab.claims.evaluate import ledger
 from attnlab.claims.seed_plans import seed_plans
 from attnlab.claims.read import load_tables
 from attnlab.claims.render import beside_published, readme_section, splice_readme, summary_line, write_ledger
-from attnlab.claims.rules import CLAIMS_FILE, PIPELINE_FILE, ClaimsError, load_claims, load_plans
+from attnlab.claims.rules import CLAIMS_FILE, PIPELINE_FILE, ROOT, ClaimsError, load_claims, load_plans
 from attnlab.data import atomic_path
 
 
@@ -35,6 +37,13 @@ def main(argv: list[str] | None = None) -> None:
     plan.add_argument("--plans", default=str(PIPELINE_FILE))
     plan.add_argument("--profile", default="full")
     plan.add_argument("tables", nargs="*", help="table CSVs, <id>.csv")
+    frozen = sub.add_parser("reference", help="freeze a shortened profile's regression reference "
+                                              "(configs/reference/<profile>.json) from its multi-seed variant's tables")
+    frozen.add_argument("--profile", required=True)
+    frozen.add_argument("--claims", default=str(CLAIMS_FILE))
+    frozen.add_argument("--plans", default=str(PIPELINE_FILE), help="the reference's planned seeds (seeds_per_run.reference)")
+    frozen.add_argument("tables", nargs="*", help="table CSVs (default: the variant seeds=<planned>'s, the published "
+                                                  "ones where it has none)")
     readme = sub.add_parser("readme", help="write the README's Results section from a ledger")
     readme.add_argument("--ledger", required=True, help="claims.csv (of the full profile)")
     readme.add_argument("--readme", default="README.md")
@@ -56,11 +65,30 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"{run}: pilot {plans[run]['pilot']}, planned {found['planned']}, beyond {found['beyond']}"
                       + (f" — the plan exceeds the {trained} trained" if found["planned"] > trained else ""))
             return
+        elif args.command == "reference":
+            seeds = reference.planned_seeds(args.profile, args.plans)
+            tables = args.tables or variant_tables(args.profile, seeds)
+            frozen = reference.freeze(load_claims(args.claims), load_tables(tables), args.profile, seeds)
+            reference.write(frozen, ROOT / reference.reference_file(args.profile))
+            print(f"{reference.reference_file(args.profile)}: {len(frozen['values'])} claims, {seeds} seeds per row")
+            return
         else:
             df = write_readme_section(Path(args.ledger), Path(args.readme), args.links, args.out)
         print(summary_line(df))
     except ClaimsError as err:
         raise SystemExit(f"error: {err}")
+
+
+def variant_tables(profile: str, seeds: int) -> list[Path]:
+    """Every table of the variant `--config profile=<profile> seeds=<seeds>` (its folder: seeds-<n>, as
+    attnlab.options.variant_name names it), the published one where the variant has none (a table its seeds do not
+    change)."""
+    published = ROOT / "results" / profile / "tables"
+    variant = ROOT / "results" / profile / "variants" / f"seeds-{seeds}" / "tables"
+    if not variant.is_dir():
+        raise ClaimsError(f"{variant.relative_to(ROOT)} does not exist: train the reference's seeds first with "
+                          f"snakemake --cores all --config profile={profile} seeds={seeds}")
+    return [variant / p.name if (variant / p.name).is_file() else p for p in sorted(published.glob("*.csv"))]
 
 
 def write_readme_section(ledger_path: Path, readme_path: Path, link_args: list[str], out: str | None) -> pd.DataFrame:

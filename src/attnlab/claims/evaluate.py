@@ -12,9 +12,11 @@ from omegaconf import OmegaConf
 
 from attnlab.claims import stats
 from attnlab.claims.read import Missing, columns_read, estimate, select, table_reads, uses_lead
+from attnlab.claims.reference import load as load_reference, printed_number, reference_file, regression
 from attnlab.claims.render import describe_check, describe_claim, show, show_chapter, show_number
-from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, NUMBER_VERDICTS, ROOT, TARGET_CHECKS, TWIN_BEYOND_SPREAD,
-                                  TWIN_NOT_RUN, ClaimsError, load_looks, overall_verdict, rounding)
+from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, NUMBER_VERDICTS, REGRESSION_VERDICTS, ROOT,
+                                  TARGET_CHECKS, TWIN_BEYOND_SPREAD, TWIN_NOT_RUN, ClaimsError, load_looks,
+                                  overall_verdict, rounding)
 from attnlab.claims.stats import Sample
 from attnlab.tables import SEEDS_SUFFIX, per_seed
 
@@ -364,12 +366,13 @@ def not_measured(claim: dict, tables: dict) -> str:
     return f"not measurable on this device: the chapter's is {need['says']}; this table measured {found}"
 
 
-def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) -> Judgement:
+def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False, reference: dict | None = None) -> Judgement:
     """One ledger row: the number's verdict and the conclusion's apart, and the claim's from both
     (rules.overall_verdict). `looks`: how many times the rows it reads had seeds added after reading the ledger (its
     level: stats.level_for); `shortened`: the profile trains a shortened budget, so a trained claim's printed number
-    is not compared with the chapter's and nothing that fails at that budget is held against the chapter (NOT
-    JUDGED); its orderings and conclusions that hold are shown."""
+    is not compared with the chapter's but with the profile's own `reference` (attnlab.claims.reference: SAME AS
+    PUBLISHED or MOVED; NOT JUDGED without one), and nothing that fails at that budget is held against the chapter;
+    its orderings and conclusions that hold are shown."""
     trained = seeded(claim, tables)
     judging = Judging(stats.level_for(looks), stats.level_for(looks + 1),
                       tuple(claim["range"]) if "range" in claim else None, trained, bool(claim.get("necessary")))
@@ -419,11 +422,17 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
         return Judgement(**row, verdict="MISSING", margin="–", note=str(why), reason="")
     number = NUMBER_VERDICTS[rule.status]
     said = CONCLUSION_VERDICTS[concluded.status] if concluded else NO_CONCLUSION
-    if shortened and trained:  # its runs are not the chapter's: no printed number is compared, no failure held
-        printed = claim["rule"]["kind"] in ("relative", "absolute") and "to" not in claim["rule"]
-        number = "NOT JUDGED" if printed or number == "CONTRADICTED" else number
+    regressed = shortened and trained and printed_number(claim) and claim["id"] in (reference or {}).get("values", {})
+    if regressed:  # its runs are not the chapter's: its number against the profile's own published seeds
+        status, margin, band = regression(value, reference["values"][claim["id"]], judging.level)
+        number = REGRESSION_VERDICTS[status]
+        rule = replace(rule, status=status, margin=margin, band=band, share="", to_decide=0, why="")
+    elif shortened and trained:  # no reference: no printed number is compared
+        number = "NOT JUDGED" if printed_number(claim) or number == "CONTRADICTED" else number
+    if shortened and trained:  # no failure at a shortened budget is held against the chapter
         said = "NOT JUDGED" if said == "FAILS" else said
-    judged = ("CONCLUSION HOLDS" if number == "NOT JUDGED" and said == "HOLDS" and shortened
+    judged = (number if regressed and number != "NOT JUDGED"
+              else "CONCLUSION HOLDS" if number == "NOT JUDGED" and said == "HOLDS" and shortened
               else overall_verdict(number, said))
     row.update(number=number, conclusion=said, band=rule.band)
     row["seed_share"] = " · ".join(dict.fromkeys([*([mode_share] if mode_share else []),
@@ -435,9 +444,14 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
     whys = list(dict.fromkeys(o.why for o in undecided if o.why))  # one reason once, for the rule and conclusion
     if any(o.why.startswith("a timing") for o in undecided):
         row["would_decide"] = f"{MIN_REPEATS} repeated timings per size"
-    first = ("a shortened profile: its runs are not the chapter's, so its numbers are not compared with the "
-             "chapter's and what fails at its budget is not judged (this profile publishes no multi-seed reference "
-             "of its own)" if shortened and trained else "")
+    first = ("" if not (shortened and trained) else
+             "a shortened profile: its runs are not the chapter's, so its number is judged against the profile's own "
+             f"published seeds ({reference_file(reference['profile'])}: {reference['seeds']} seeds per row, frozen "
+             f"{reference['frozen']}), "
+             "not the chapter's, and what fails at its budget is not judged" if regressed else
+             "a shortened profile: its runs are not the chapter's, so its numbers are not compared with the "
+             "chapter's and what fails at its budget is not judged" + ("" if reference else
+                                                                       " (this profile publishes no reference of its own)"))
     to_decide = 0
     if judged == "INCONCLUSIVE":
         needed = [o.to_decide for o in undecided if not o.why]
@@ -455,6 +469,8 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False) ->
         whys.append("the chapter's run sits near the tolerance's edge: no count of our seeds decides it")
     if number == "CONTRADICTED" and not shortened:
         whys.append(f"the number fails its rule ({describe_check(claim['rule'])}): {rule.margin}")
+    if number == "MOVED":
+        whys.append(f"the number lies beyond its reference seeds' spread: {rule.margin}")
     note = "; ".join(filter(None, [first, note, *whys]))
     reason = claim.get("reason", "") if judged in ("CONTRADICTED", "INCONCLUSIVE") else ""
     return Judgement(**row, verdict=judged, margin=rule.margin, note=note, reason=reason, to_decide=to_decide)
@@ -539,8 +555,9 @@ def ledger(claims: list[dict], tables: dict, profile: str, plans: dict | None = 
                 short.setdefault(claim_id, []).append(
                     f"{run}'s plan asks for {plan['planned']} seeds ({stats.POWER_TEXT} power at its design margin), "
                     f"{plan['trained']} trained")
-    budget = float(OmegaConf.load(ROOT / "configs" / "profile" / f"{profile}.yaml").get("budget", 1.0))
-    df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1), shortened=budget < 1).row() for claim in claims])
+    shortened = float(OmegaConf.load(ROOT / "configs" / "profile" / f"{profile}.yaml").get("budget", 1.0)) < 1
+    reference = load_reference(profile) if shortened else None
+    df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1), shortened, reference).row() for claim in claims])
     devices = [device_check(claim, tables) if kind == "trained" else (True, "") for claim, kind in zip(claims, df["kind"])]
     df["verdict"] = [verdict if stands else "INCONCLUSIVE" for verdict, (stands, _) in zip(df["verdict"], devices)]
     spent = {claim_id: f"its rows were read at {k} looks, look j at {stats.ALPHA_TEXT}/j (configs/pipeline.yaml): α spent at most "

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, OVERALL_RULE, VERDICTS, ClaimsError, is_number,
-                                  is_number_or_list)
+from attnlab.claims.reference import reference_file
+from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, OVERALL_RULE, REGRESSION_VERDICTS, VERDICTS,
+                                  ClaimsError, is_number, is_number_or_list)
 from attnlab.claims.stats import ALPHA_TEXT, LEVEL_TEXT, POWER_TEXT
 from attnlab.data import atomic_path
 from attnlab.numbers import show, show_number, show_spread  # noqa: F401 (the ledger's words read them here too)
@@ -20,7 +21,9 @@ LEDGER_COLUMNS = ["id", "kind", "table", "statement", "chapter", "reproduced", "
 # what each number verdict says, in the summary's words
 NUMBER_WORDS = {"MATCH": "agree to their tolerance", "CONSISTENT": "agree as well as one run can show",
                 "UNRESOLVED": "cannot be resolved", "CONTRADICTED": "fail", "INCONCLUSIVE": "need more seeds",
-                "NOT JUDGED": "not judged", "NOT MEASURABLE": "not measurable here", "MISSING": "missing"}
+                "NOT JUDGED": "not judged", "NOT MEASURABLE": "not measurable here", "MISSING": "missing",
+                "SAME AS PUBLISHED": "as the profile published them", "MOVED": "moved from the profile's reference"}
+REGRESSION_ORDER = [v for v in REGRESSION_VERDICTS.values() if v != "NOT JUDGED"]  # a shortened profile's numbers
 KINDS = ("trained", "analytic")
 CONCLUSION_ORDER = [*dict.fromkeys(CONCLUSION_VERDICTS.values()), "NOT MEASURABLE", "MISSING", NO_CONCLUSION]
 CONCLUSION_WORDS = ("HOLDS or FAILS on our mean's interval (or on most of our seeds), is INCONCLUSIVE where more seeds "
@@ -102,7 +105,8 @@ def summary_line(df: pd.DataFrame) -> str:
     profile = df["profile"].iloc[0]
     label = f"profile {profile}, {seeds_text(df)}"
     if is_judged_loosely(profile):
-        label += f"; {profile} numbers are not judged against the chapter"
+        label += f"; {profile} numbers are not judged against the chapter" + (
+            f" but against its own reference" if df["number"].isin(REGRESSION_ORDER).any() else "")
     parts = []
     for kind in KINDS:
         these = df[df["kind"] == kind] if "kind" in df else df.iloc[:0]
@@ -148,9 +152,19 @@ HOW_JUDGED = (f"Columns: reproduced is our mean ± the sd of one run over seeds;
               f"chapter values its test accepts and the shift from our mean it would catch {POWER_TEXT} of the time, in the "
               "claim's units and in seed sd.")
 
-LOOSE_WARNING = ("is a pipeline check with short runs: its trained claims are NOT JUDGED against the chapter (their "
-                 "runs are not the chapter's; the number and conclusion columns show what they found); its verdicts "
-                 "show that every claim can be read and judged, not whether the chapter's numbers come back.")
+def loose_warning(df: pd.DataFrame) -> str:
+    """What a shortened profile's ledger says first (after 'Profile <name>'): its runs are not the chapter's, and
+    what its trained numbers are judged against instead (its reference, attnlab.claims.reference), with the counts."""
+    regressed = df["number"].isin(REGRESSION_ORDER)
+    said = ("is a pipeline check with short runs: its runs are not the chapter's, so no trained number is judged "
+            "against the chapter's (the number and conclusion columns show what they found), and what fails at its "
+            "budget is not held against the chapter. ")
+    if not regressed.any():
+        return said + ("It publishes no reference of its own: its verdicts show that every claim can be read and "
+                       "judged, not whether its numbers come back.")
+    return said + (f"Its {int(regressed.sum())} printed trained numbers are judged against the profile's own published "
+                   f"seeds ({reference_file(df['profile'].iloc[0])}) instead: "
+                   + counted(df.loc[regressed, "number"], REGRESSION_ORDER) + ".")
 
 
 def beside_published(df: pd.DataFrame, published: pd.DataFrame, label: str) -> pd.DataFrame:
@@ -174,7 +188,7 @@ def ledger_markdown(df: pd.DataFrame) -> str:
     lines = [f"# Claims ledger — profile `{profile}`", ""]
     lines += [f"> {line}" for line in variant_lines(df)] + ([""] if "variant" in df else [])
     if is_judged_loosely(profile):
-        lines += [f"> Profile **{profile}** {LOOSE_WARNING}", ""]
+        lines += [f"> Profile **{profile}** {loose_warning(df)}", ""]
     lines += ["What each verdict means:", "", *verdict_definitions(), "", f"**{summary_line(df)}**", "", HOW_JUDGED, ""]
     cells = df[[c for c in LEDGER_COLUMNS if c in df]].astype(str).apply(lambda col: col.str.replace("|", "\\|", regex=False))
     lines.append(cells.to_markdown(index=False, disable_numparse=True))

@@ -53,8 +53,13 @@ VERDICTS = {
                     f"would_decide column gives the count at {POWER_TEXT} power.",
     "NOT JUDGED": "Our runs cannot judge the claim: our seeds give its number no spread (one seed, or seeds that "
                   "all agree) and it misses, or the profile trains a shortened budget, so its runs are not the "
-                  "chapter's: its printed numbers are not compared, and what fails at that budget is not held "
-                  "against the chapter.",
+                  "chapter's: its printed numbers are not compared with the chapter's (with its own reference where it "
+                  "has one), and what fails at that budget is not held against the chapter.",
+    "SAME AS PUBLISHED": "A shortened profile's number (its runs are not the chapter's) comes back as the profile "
+                         "published it: within its reference seeds' spread (configs/reference/<profile>.json), "
+                         "t(n − 1)·s·√(1/n + 1/m) of their mean.",
+    "MOVED": "A shortened profile's number lies beyond its reference seeds' spread: the pipeline no longer gives "
+             "what the profile published (a regression, or another device's drift); it says nothing of the chapter.",
     "NOT MEASURABLE": "The chapter's quantity cannot be measured on the device that made the table; it is not judged "
                       "on a neighbouring quantity instead.",
     "CONTRADICTED": "The chapter's point is false on our runs: its number lies outside the tolerance beyond our "
@@ -69,13 +74,17 @@ NO_CONCLUSION = "NO CONCLUSION"
 # A number's verdict (the ledger's `number` column), by the status of its check.
 NUMBER_VERDICTS = {"pass": "MATCH", "fail": "CONTRADICTED", "inconclusive": "INCONCLUSIVE", "consistent": "CONSISTENT",
                    "unresolved": "UNRESOLVED", "unjudged": "NOT JUDGED"}
+# A shortened profile's printed number against its own reference (attnlab.claims.reference.regression).
+REGRESSION_VERDICTS = {"same": "SAME AS PUBLISHED", "moved": "MOVED", "unjudged": "NOT JUDGED"}
 OVERALL_RULE = ("A claim's verdict comes from its number's and its conclusion's, in this order: CONTRADICTED when the "
                 "conclusion FAILS; when the number is CONTRADICTED, CONCLUSION HOLDS if the conclusion HOLDS, else "
                 "CONTRADICTED; INCONCLUSIVE (NOT JUDGED) when the conclusion is; CONSISTENT at best when the conclusion is only "
                 "PLAUSIBLE (a minority outcome); otherwise the number's verdict. A passing conclusion never changes "
                 "the number's own column, and the counts give numbers and conclusions apart. In a shortened profile (quick, "
-                "smoke) a trained claim's printed number, and whatever fails at that budget, is NOT JUDGED; a "
-                "conclusion that holds there gives CONCLUSION HOLDS. A claim whose rows mix seeds trained on a GPU "
+                "smoke) a trained claim's printed number is judged against the profile's own published seeds instead "
+                "of the chapter's, and that verdict, SAME AS PUBLISHED or MOVED, is the claim's; whatever fails at "
+                "that budget is NOT JUDGED, and a conclusion that holds there, on a claim without a reference, gives "
+                "CONCLUSION HOLDS. A claim whose rows mix seeds trained on a GPU "
                 "with seeds trained on a CPU stands on cross_device: it is INCONCLUSIVE where a published GPU seed "
                 "retrained on a CPU (its twin) gives a held-out result more than one seed sd of its row away.")
 

@@ -1,0 +1,120 @@
+"""A shortened profile's regression reference: its trained numbers judged against its own published seeds.
+
+A shortened profile (quick, smoke) trains a fraction of the chapter's budget, so its numbers say nothing about
+the chapter's. What they can say is whether a rerun still gives what the profile published: the reference
+(configs/reference/<profile>.json) holds, for every trained claim whose number the chapter printed, that number
+on each of the profile's seeds (seeds_per_run.reference.<profile> of configs/pipeline.yaml, planned before they
+trained), read from the tables of the variant `snakemake --config profile=<profile> seeds=<n>` and frozen by
+
+    python -m attnlab.claims reference --profile quick
+
+No pipeline job writes it; the ledger reads it (`regression`): a rerun's number lies within
+t(n − 1)·s·√(1/n + 1/m) of the reference's mean (m: the rerun's seeds, s: the reference seeds' sd) — SAME AS
+PUBLISHED — or beyond it — MOVED.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from attnlab.claims import stats
+from attnlab.claims.read import Missing, estimate
+from attnlab.claims.rules import PIPELINE_FILE, ROOT, ClaimsError
+from attnlab.claims.stats import Sample
+from attnlab.data import atomic_path
+from attnlab.numbers import show_number
+
+REFERENCE_DIR = "configs/reference"
+PROVENANCE = ("commit", "device", "run_dates")  # a table's columns that say where its rows' runs came from
+
+
+def reference_file(profile: str) -> str:
+    """The profile's reference, relative to the repository."""
+    return f"{REFERENCE_DIR}/{profile}.json"
+
+
+def planned_seeds(profile: str, path: str | Path = PIPELINE_FILE) -> int:
+    """The reference's seeds per row, as configs/pipeline.yaml plans them (seeds_per_run.reference)."""
+    doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    planned = ((doc.get("seeds_per_run") or {}).get("reference") or {}).get(profile)
+    if not planned:
+        raise ClaimsError(f"{path}: seeds_per_run.reference plans no reference for profile {profile!r}")
+    return int(planned)
+
+
+def printed_number(claim: dict) -> bool:
+    """Does the claim's rule compare its value with a number the chapter printed (not with another value)?"""
+    return claim["rule"]["kind"] in ("relative", "absolute") and "to" not in claim["rule"]
+
+
+def freeze(claims: list[dict], tables: dict, profile: str, seeds: int) -> dict:
+    """The reference: each printed-number claim's value on every seed the rows it reads share (at least `seeds`
+    of them), with the runs' commits, devices and dates as the tables record them."""
+    values, short = {}, []
+    for claim in claims:
+        if not printed_number(claim):
+            continue
+        try:
+            value = estimate(claim["value"], tables, claim["table"])
+        except Missing:
+            continue
+        if not value.sets:  # analytic, or read once: nothing of seeds to regress on
+            continue
+        shared = value.shared
+        if shared.shape[-1] < seeds:
+            short.append(f"{claim['id']} ({shared.shape[-1]} seeds)")
+            continue
+        values[claim["id"]] = shared.tolist()
+    if short:
+        raise ClaimsError(f"the reference plans {seeds} seeds per row; these claims read rows with fewer: "
+                          + ", ".join(short))
+    if not values:
+        raise ClaimsError("no trained claim with a printed number was read: are these the profile's tables?")
+    read = sorted({c["table"] for c in claims if c["id"] in values})
+    return {"profile": profile, "seeds": seeds, "frozen": datetime.date.today().isoformat(),
+            "runs": {t: provenance(tables[t]) for t in read if t in tables}, "values": values}
+
+
+def provenance(df: pd.DataFrame) -> dict[str, list[str]]:
+    """A table's distinct commits, devices and run dates (each cell as the table wrote it)."""
+    return {col: sorted({str(v) for v in df[col].dropna()}) for col in PROVENANCE if col in df.columns}
+
+
+def write(reference: dict, path: Path) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(reference, indent=1) + "\n", encoding="utf-8")
+
+
+def load(profile: str, root: Path = ROOT) -> dict | None:
+    """The profile's frozen reference, or None where it has none."""
+    path = Path(root) / reference_file(profile)
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def regression(value: Sample, seeds: list, level: float = stats.LEVEL) -> tuple[str, str, str]:
+    """(status, margin, band) of a rerun's value against the reference's seeds: "same" where every element lies
+    within t(n − 1)·s·√(1/n + 1/m) of the reference's mean, "moved" where one lies beyond it, "unjudged" where the
+    reference's seeds all agree (no spread to judge a difference by)."""
+    ref = np.asarray(seeds, dtype=float)
+    n, m = ref.shape[-1], min(value.counts, default=1)
+    mean, sd = ref.mean(axis=-1), ref.std(axis=-1, ddof=1)
+    point = np.broadcast_to(value.point, mean.shape)
+    half = stats.t_quantile(n - 1, level) * sd * np.sqrt(1 / n + 1 / m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        in_sd = np.abs(point - mean) / sd
+    worst = np.unravel_index(np.nanargmax(np.where(np.isfinite(in_sd), in_sd, -1.0)), mean.shape) if mean.ndim else ()
+    margin = (f"Δ {show_number(float(point[worst] - mean[worst]))} from the reference's mean "
+              f"({float(in_sd[worst]):.2g} reference sd)")
+    band = (f"same as published within [{show_number(float(mean[worst] - half[worst]))}, "
+            f"{show_number(float(mean[worst] + half[worst]))}] ({n} reference seeds)")
+    if np.isnan(point).any():
+        return "moved", "not a number", band
+    if not np.all(sd > 0):
+        return ("same" if np.array_equal(point, mean) else "unjudged"), margin, band
+    return ("moved" if np.any(np.abs(point - mean) > half) else "same"), margin, band
