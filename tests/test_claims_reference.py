@@ -14,7 +14,7 @@ from attnlab.claims.rules import load_plans
 from attnlab.claims.stats import Sample, t_quantile
 
 SEEDS = [60.0, 61.0, 62.5]  # one row's held-out perplexity on three seeds
-TABLE = pd.DataFrame({"row": [1, 2], "held_out_ppl": [np.mean(SEEDS), 240.0],
+TABLE = pd.DataFrame({"row": [1, 2], "held_out_ppl": [np.mean(SEEDS), 240.0], "config_hash": ["a", "b"],
                       "held_out_ppl_seeds": [";".join(map(str, SEEDS)), "238;240;242"]})
 CLAIM = {"id": "t.x", "table": "t", "statement": "s", "chapter": 59.7,
          "value": {"column": "held_out_ppl", "where": {"row": 1}}, "rule": {"kind": "relative", "tolerance": 0.02}}

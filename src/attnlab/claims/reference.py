@@ -32,6 +32,7 @@ from attnlab.numbers import show_number
 
 REFERENCE_DIR = "configs/reference"
 PROVENANCE = ("commit", "device", "run_dates")  # a table's columns that say where its rows' runs came from
+RUNS_MARK = "config_hash"  # a table of trained runs names each row's config; a measurement's table does not
 
 
 def reference_file(profile: str) -> str:
@@ -54,8 +55,9 @@ def printed_number(claim: dict) -> bool:
 
 
 def freeze(claims: list[dict], tables: dict, profile: str, seeds: int) -> dict:
-    """The reference: each printed-number claim's value on every seed the rows it reads share (at least `seeds`
-    of them), with the runs' commits, devices and dates as the tables record them."""
+    """The reference: each printed-number claim's value on every seed the rows it reads share — at least `seeds`
+    of them for a table of trained runs; a seeded measurement keeps the count its profile sets (two at least: a
+    spread) — with the runs' commits, devices and dates as the tables record them."""
     values, short = {}, []
     for claim in claims:
         if not printed_number(claim):
@@ -67,12 +69,12 @@ def freeze(claims: list[dict], tables: dict, profile: str, seeds: int) -> dict:
         if not value.sets:  # analytic, or read once: nothing of seeds to regress on
             continue
         shared = value.shared
-        if shared.shape[-1] < seeds:
+        if RUNS_MARK in tables[claim["table"]] and shared.shape[-1] < seeds:
             short.append(f"{claim['id']} ({shared.shape[-1]} seeds)")
-            continue
-        values[claim["id"]] = shared.tolist()
+        elif shared.shape[-1] >= 2:
+            values[claim["id"]] = shared.tolist()
     if short:
-        raise ClaimsError(f"the reference plans {seeds} seeds per row; these claims read rows with fewer: "
+        raise ClaimsError(f"the reference plans {seeds} seeds per row; these claims read rows of trained runs with fewer: "
                           + ", ".join(short))
     if not values:
         raise ClaimsError("no trained claim with a printed number was read: are these the profile's tables?")
