@@ -10,6 +10,7 @@ import pytest
 
 from attnlab import claims as C
 from attnlab.claims import reference as R
+from attnlab.claims.read import estimate
 from attnlab.claims.rules import load_plans
 from attnlab.claims.stats import Sample, t_quantile
 
@@ -67,3 +68,35 @@ def test_a_reference_short_of_its_planned_seeds_or_of_trained_claims_is_refused(
     R.write(frozen(), path)
     assert json.loads(path.read_text())["values"]["t.x"] == SEEDS
     assert not list(path.parent.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("profile", ["quick", "smoke"])
+def test_a_shortened_profiles_reference_holds_its_planned_seeds_of_printed_numbers(profile):
+    """The reference holds the seeds configs/pipeline.yaml planned for it, no more and no fewer, for every claim
+    read from trained runs — or the profile's own count where it publishes more (quick's Winograd probes) — a seeded
+    measurement its profile's count; and printed-number claims only."""
+    claims = {c["id"]: c for c in C.load_claims()}
+    reference = R.load(profile)
+    assert reference and reference["profile"] == profile and reference["seeds"] == R.planned_seeds(profile)
+    assert all(R.printed_number(claims[claim_id]) for claim_id in reference["values"])
+    counts = {claim_id: np.shape(values)[-1] for claim_id, values in reference["values"].items()}
+    published = C.load_tables(sorted((C.ROOT / "results" / profile / "tables").glob("*.csv")))  # none for smoke
+
+    def own(claim_id: str) -> int:
+        claim = claims[claim_id]
+        return estimate(claim["value"], published, claim["table"]).shared.shape[-1] if published else 1
+
+    runs = {claim_id for claim_id in counts if reference["runs"].get(claims[claim_id]["table"], {}).get("commit")}
+    assert runs and all(counts[c] == max(reference["seeds"], own(c)) for c in runs), counts
+    assert all(n >= 2 for n in counts.values())
+
+
+def test_the_published_quick_ledger_comes_back_as_published():
+    """Every printed trained number of the published quick tables (seed 0 of each row, one of the reference's
+    seeds) is SAME AS PUBLISHED: the ledger reads what the reference froze."""
+    reference = R.load("quick")
+    tables = C.load_tables(sorted((C.ROOT / "results/quick/tables").glob("*.csv")))
+    ledger = C.ledger(C.load_claims(), tables, "quick", load_plans("quick"))
+    regressed = ledger[ledger["id"].isin(reference["values"])]
+    assert len(regressed) == len(reference["values"])
+    assert (regressed["number"] == "SAME AS PUBLISHED").all(), regressed[["id", "number", "margin"]].to_string()

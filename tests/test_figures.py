@@ -17,6 +17,7 @@ from PIL import Image
 
 from attnlab import plots, report, style
 from attnlab.claims import CLAIMS_FILE, load_claims
+from attnlab.claims.rules import REGRESSION_VERDICTS
 from attnlab.families.ladder import AVERAGE_LADDER, LADDER
 from attnlab.families.norm import NORM_WARMUP
 from attnlab.families.positions import SCHEMES
@@ -274,9 +275,12 @@ def test_every_title_names_the_claims_it_speaks_about():
     f for f in sorted(TITLE_CLAIMS)])
 def test_a_title_asserts_no_claim_its_ledger_does_not_reproduce(figure_id, profile):
     """Built from a profile's published results, a title says nothing in the chapter's words about a claim
-    that profile's ledger calls CONTRADICTED or INCONCLUSIVE."""
+    that profile's ledger calls CONTRADICTED or INCONCLUSIVE. A shortened profile's number judged against its
+    own reference (SAME AS PUBLISHED, MOVED) says nothing of the chapter's: there its conclusion decides."""
     results = REPO / "results" / profile
-    verdicts = pd.read_csv(results / "claims.csv").set_index("id")["verdict"]
+    ledger = pd.read_csv(results / "claims.csv").set_index("id")
+    own = ledger["verdict"].isin(REGRESSION_VERDICTS.values()) & (ledger["conclusion"] == "HOLDS")
+    verdicts = ledger["verdict"].where(~own, "CONCLUSION HOLDS")
     unsettled = {claim: words for claim, words in TITLE_CLAIMS[figure_id].items()
                  if verdicts.get(claim, "MATCH") not in report.REPRODUCED}
     if not unsettled:
