@@ -97,7 +97,7 @@ table: env  ## one table and what it reads: make table ID=ladder [PROFILE=quick]
 	@test -n "$(ID)" || { echo "usage: make table ID=<table id> [PROFILE=quick]"; exit 2; }
 	$(BIN)/snakemake --cores $(CORES) -f results/$(or $(PROFILE),full)/tables/$(ID).csv --config profile=$(or $(PROFILE),full)
 
-# A shortened profile's regression reference (configs/reference/<profile>.json), which its ledger judges its
+# A shortened profile's regression reference (results/reference/<profile>.json), which its ledger judges its
 # printed numbers against: the seeds configs/pipeline.yaml plans for it (seeds_per_run.reference), trained as a
 # variant, then frozen. No pipeline job writes it: a change of what the profile publishes is made here, on purpose.
 reference: env  ## a shortened profile's regression reference: make reference PROFILE=quick (or smoke)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from attnlab import claims, data
+from attnlab.claims.reference import REFERENCE_DIR
 from attnlab.config import compose
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,13 +40,15 @@ def smoke_data(tmp_path_factory, corpus_env):
 
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory, corpus_env):
-    """The smoke DAG end to end (Snakemake, 2 cores) in a copy of the repository's files, results aside:
-    minutes, so the tests that read a whole smoke build share this one."""
+    """The smoke DAG end to end (Snakemake, 2 cores) in a copy of the repository's files, the published results
+    aside (the frozen references its ledger reads kept): minutes, so the tests that read a whole smoke build share
+    this one."""
     work = tmp_path_factory.mktemp("repo")
     tracked = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
                              capture_output=True, text=True, check=True).stdout.split()
     for name in tracked:
-        if name.startswith(("results/", "figures/")) or not (REPO / name).is_file():
+        published = name.startswith(("results/", "figures/")) and not name.startswith(f"{REFERENCE_DIR}/")
+        if published or not (REPO / name).is_file():
             continue
         (work / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, work / name)

@@ -50,7 +50,7 @@ def test_the_ledger_judges_a_shortened_profiles_printed_number_against_its_refer
     assert reference["values"] == {"t.x": SEEDS} and reference["seeds"] == 3
     published = C.judge(CLAIM, one_seed(SEEDS[0]), shortened=True, reference=reference)
     assert published.number == published.verdict == "SAME AS PUBLISHED"
-    assert published.note.startswith("a shortened profile") and "configs/reference/quick.json" in published.note
+    assert published.note.startswith("a shortened profile") and "results/reference/quick.json" in published.note
     moved = C.judge(CLAIM, one_seed(75.0), shortened=True, reference=reference)
     assert moved.number == moved.verdict == "MOVED" and "beyond its reference seeds' spread" in moved.note
     without = C.judge(CLAIM, one_seed(SEEDS[0]), shortened=True)
@@ -64,7 +64,7 @@ def test_a_reference_short_of_its_planned_seeds_or_of_trained_claims_is_refused(
         R.freeze([CLAIM], {"t": TABLE}, "quick", 5)
     with pytest.raises(C.ClaimsError, match="no trained claim"):
         R.freeze([CLAIM], one_seed(60.0), "quick", 1)
-    path = tmp_path / "configs/reference/quick.json"
+    path = tmp_path / "results/reference/quick.json"
     R.write(frozen(), path)
     assert json.loads(path.read_text())["values"]["t.x"] == SEEDS
     assert not list(path.parent.glob(".*.tmp"))

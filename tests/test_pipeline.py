@@ -143,15 +143,15 @@ def test_seeds_without_results_train_together_when_asked(smoke_run):
 
 def test_the_smoke_ledger_judges_its_printed_numbers_against_its_reference_and_they_come_back(smoke_run):
     """smoke's runs are not the chapter's: each printed trained number is judged against smoke's own published
-    seeds (configs/reference/smoke.json), and on this code every one comes back SAME AS PUBLISHED — a change that
+    seeds (results/reference/smoke.json), and on this code every one comes back SAME AS PUBLISHED — a change that
     moves smoke's training beyond its seeds' spread fails here until the reference is frozen again (make reference
     PROFILE=smoke). The ledger says so first."""
     ledger = pd.read_csv(smoke_run / "results/smoke/claims.csv", keep_default_na=False)
-    reference = json.loads((REPO / "configs/reference/smoke.json").read_text())
+    reference = json.loads((REPO / "results/reference/smoke.json").read_text())
     judged = ledger[ledger["id"].isin(reference["values"])]
     assert len(judged) == len(reference["values"]) > 0
     assert (judged["number"] == "SAME AS PUBLISHED").all(), judged[["id", "number", "margin"]].to_string()
     assert (ledger["number"] != "CONTRADICTED").all() or (ledger.loc[ledger["number"] == "CONTRADICTED", "kind"]
                                                           == "analytic").all()
     first = (smoke_run / "results/smoke/claims.md").read_text().split("\n")[2]
-    assert first.startswith("> Profile **smoke**") and "configs/reference/smoke.json" in first
+    assert first.startswith("> Profile **smoke**") and "results/reference/smoke.json" in first

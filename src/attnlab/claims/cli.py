@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     plan.add_argument("--profile", default="full")
     plan.add_argument("tables", nargs="*", help="table CSVs, <id>.csv")
     frozen = sub.add_parser("reference", help="freeze a shortened profile's regression reference "
-                                              "(configs/reference/<profile>.json) from its multi-seed variant's tables")
+                                              "(results/reference/<profile>.json) from its multi-seed variant's tables")
     frozen.add_argument("--profile", required=True)
     frozen.add_argument("--claims", default=str(CLAIMS_FILE))
     frozen.add_argument("--plans", default=str(PIPELINE_FILE), help="the reference's planned seeds (seeds_per_run.reference)")

@@ -2,7 +2,7 @@
 
 A shortened profile (quick, smoke) trains a fraction of the chapter's budget, so its numbers say nothing about
 the chapter's. What they can say is whether a rerun still gives what the profile published: the reference
-(configs/reference/<profile>.json) holds, for every trained claim whose number the chapter printed, that number
+(results/reference/<profile>.json) holds, for every trained claim whose number the chapter printed, that number
 on each of the profile's seeds (seeds_per_run.reference.<profile> of configs/pipeline.yaml, planned before they
 trained), read from the tables of the variant `snakemake --config profile=<profile> seeds=<n>` and frozen by
 
@@ -30,7 +30,7 @@ from attnlab.claims.stats import Sample
 from attnlab.data import atomic_path
 from attnlab.numbers import show_number
 
-REFERENCE_DIR = "configs/reference"
+REFERENCE_DIR = "results/reference"
 PROVENANCE = ("commit", "device", "run_dates")  # a table's columns that say where its rows' runs came from
 RUNS_MARK = "config_hash"  # a table of trained runs names each row's config; a measurement's table does not
 

@@ -56,7 +56,7 @@ VERDICTS = {
                   "chapter's: its printed numbers are not compared with the chapter's (with its own reference where it "
                   "has one), and what fails at that budget is not held against the chapter.",
     "SAME AS PUBLISHED": "A shortened profile's number (its runs are not the chapter's) comes back as the profile "
-                         "published it: within its reference seeds' spread (the profile's file in configs/reference/), "
+                         "published it: within its reference seeds' spread (the profile's file in results/reference/), "
                          "t(n − 1)·s·√(1/n + 1/m) of their mean.",
     "MOVED": "A shortened profile's number lies beyond its reference seeds' spread: the pipeline no longer gives "
              "what the profile published (a regression, or another device's drift); it says nothing of the chapter.",
