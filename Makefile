@@ -22,7 +22,7 @@ endif
 snakemake_report = set -o pipefail; $(BIN)/snakemake --report results/$(1)/snakemake_report.html --config profile=$(1) 2>&1 \
 	| awk '/^Missing metadata for file/ {n++; next} {print} END {if (n) print n " files have no Snakemake record here (not built on this machine): the report gives no runtimes for them"}'
 
-.PHONY: help reproduce reproduce-gpu quick smoke test test-fast report env clean-smoke ablate table reference variants
+.PHONY: help reproduce reproduce-gpu quick smoke test test-fast report env clean-smoke ablate table variants
 
 help:  ## the targets and what each does
 	@sed -n 's/^\([a-z-]*\):.*## \(.*\)/\1\t\2/p' $(firstword $(MAKEFILE_LIST)) | expand -t 14
@@ -96,15 +96,6 @@ ablate: env  ## one ablation beside the published results: make ablate RUN=ladde
 table: env  ## one table and what it reads: make table ID=ladder [PROFILE=quick]
 	@test -n "$(ID)" || { echo "usage: make table ID=<table id> [PROFILE=quick]"; exit 2; }
 	$(BIN)/snakemake --cores $(CORES) -f results/$(or $(PROFILE),full)/tables/$(ID).csv --config profile=$(or $(PROFILE),full)
-
-# A shortened profile's regression reference (results/reference/<profile>.json), which its ledger judges its
-# printed numbers against: the seeds configs/pipeline.yaml plans for it (seeds_per_run.reference), trained as a
-# variant, then frozen. No pipeline job writes it: a change of what the profile publishes is made here, on purpose.
-reference: env  ## a shortened profile's regression reference: make reference PROFILE=quick (or smoke)
-	@test -n "$(PROFILE)" || { echo "usage: make reference PROFILE=<quick or smoke>"; exit 2; }
-	$(BIN)/snakemake --cores $(CORES) --config profile=$(PROFILE) seeds=$(shell $(BIN)/python -c \
-		'from attnlab.claims.reference import planned_seeds; print(planned_seeds("$(PROFILE)"))')
-	$(BIN)/python -m attnlab.claims reference --profile $(PROFILE)
 
 variants:  ## the variants built here, each with what it changed (delete a folder to drop one)
 	@for d in results/*/variants/*; do [ -d "$$d" ] && echo "$$d: $$(sed -n 's/^> Variant \*\*\(.*\)\*\*.*/\1/p' $$d/claims.md 2>/dev/null)"; done; true

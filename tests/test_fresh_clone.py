@@ -484,7 +484,7 @@ def makefile_snakemake_commands(clone, *make_args) -> list[list[str]]:
 
 @pytest.mark.parametrize("make_args", [
     ["reproduce"], ["quick"], ["smoke"], ["table", "ID=average_ladder", "PROFILE=quick"], ["table", "ID=ladder"],
-    ["ablate", "RUN=ladder/average", "OVERRIDE=train.lr=3e-3"], ["reference", "PROFILE=quick"],
+    ["ablate", "RUN=ladder/average", "OVERRIDE=train.lr=3e-3"],
 ], ids=" ".join)
 def test_every_makefile_command_dry_runs(clone, make_args):
     """Each README and `make help` command as written, its Snakemake calls dry-run (what would train does not)."""

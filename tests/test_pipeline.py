@@ -144,8 +144,8 @@ def test_seeds_without_results_train_together_when_asked(smoke_run):
 def test_the_smoke_ledger_judges_its_printed_numbers_against_its_reference_and_they_come_back(smoke_run):
     """smoke's runs are not the chapter's: each printed trained number is judged against smoke's own published
     seeds (results/reference/smoke.json), and on this code every one comes back SAME AS PUBLISHED — a change that
-    moves smoke's training beyond its seeds' spread fails here until the reference is frozen again (make reference
-    PROFILE=smoke). The ledger says so first."""
+    moves smoke's training beyond its seeds' spread fails here until the reference is frozen again (the README gives
+    the two commands). The ledger says so first."""
     ledger = pd.read_csv(smoke_run / "results/smoke/claims.csv", keep_default_na=False)
     reference = json.loads((REPO / "results/reference/smoke.json").read_text())
     judged = ledger[ledger["id"].isin(reference["values"])]
