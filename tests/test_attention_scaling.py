@@ -134,6 +134,13 @@ def test_unknown_profile_lists_the_allowed_ones():
         scaling.load_settings("huge")
 
 
+def test_every_profile_has_its_sizes():
+    """The sizes live beside the measurement's other settings, one block per profile: a profile without
+    one would stop its DAG at planning."""
+    for profile in sorted(p.stem for p in (scaling.CONFIG_DIR / "profile").glob("*.yaml")):
+        assert scaling.load_settings(profile)["tokens"]["explicit"][0] > 0
+
+
 def test_every_timed_call_is_kept_and_the_ratios_follow_call_by_call():
     """A size's timed calls all reach the table (`<col>_seeds`), so the ledger judges a ratio or an
     exponent on its spread; ratio k divides call k of a size by call k of the size before."""

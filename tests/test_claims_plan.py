@@ -15,6 +15,7 @@ from attnlab.claims.rules import PIPELINE_FILE, load_looks, load_plans
 from attnlab.layout import run_folder
 
 PROFILE = OmegaConf.load(C.ROOT / "configs" / "profile" / "full.yaml")
+TIMED = OmegaConf.load(C.ROOT / "configs" / "measure" / "attention_scaling.yaml").sizes.full
 PLANS = load_plans("full")
 CLAIMS = C.load_claims()
 
@@ -66,7 +67,7 @@ def test_every_claim_on_a_row_with_more_seeds_is_in_its_plan_and_judged_at_its_l
     seeds: a plan with that count lists the claim, and the ledger's looks for it are that plan's. A timing's
     repeats are the profile's own count, as a row's first seeds are."""
     looks = load_looks(CLAIMS, PLANS)
-    defaults = {PROFILE.seeds, PROFILE.winograd_seeds, PROFILE.measure.attention_scaling.repeats,
+    defaults = {PROFILE.seeds, PROFILE.winograd_seeds, TIMED.repeats,
                 PROFILE.measure.winograd_interventions.seeds}
     for claim in CLAIMS:
         for expression in (claim["value"], (claim.get("conclusion") or {}).get("value")):

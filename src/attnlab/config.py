@@ -53,8 +53,8 @@ def compose(overrides: list[str] | tuple[str, ...] = ()) -> DictConfig:
 
 
 def check_profile(p: DictConfig) -> None:
-    """The one check of a profile's settings (configs/profile/<name>.yaml); the attention-scaling
-    sizes are checked with the settings they complete (attnlab.measure.attention_scaling)."""
+    """The one check of a profile's settings (configs/profile/<name>.yaml); a measurement with a settings
+    file of its own (configs/measure/) checks the sizes it gives each profile there."""
     def whole(value, least):
         return isinstance(value, int) and not isinstance(value, bool) and value >= least
 

@@ -1,6 +1,10 @@
-"""The one device choice: every run and measurement asks `pick_device` which device it uses."""
+"""The one device choice: every run and measurement asks `pick_device` which device it uses, and records
+`device_name`."""
 
 from __future__ import annotations
+
+import platform
+from pathlib import Path
 
 import torch
 
@@ -22,3 +26,16 @@ def pick_device(name: str, kinds: tuple[str, ...] = RUN_KINDS) -> torch.device:
         why = "torch sees no such device" if name in kinds else f"this job uses only {', '.join(kinds)}"
         raise ConfigError(f"device {name!r} but {why}; allowed here: auto, {', '.join(usable)}")
     return torch.device(name)
+
+
+def device_name(kind: str) -> str:
+    """The card's or the processor's model name, as a run's metrics and a timing's rows record it."""
+    if kind == "cuda":
+        return torch.cuda.get_device_name()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()

@@ -263,6 +263,11 @@ class LanguageModel(nn.Module):
     def n_params(self) -> int:
         return sum(p.numel() for p in self.parameters())  # shared (tied) tensors count once
 
+    def clip_grad_norm_(self, max_norm: float) -> None:
+        """The gradients' global norm clipped at max_norm, as attnlab.train.training_step asks of every model
+        (K folded seeds clip each seed on its own: attnlab.seed_batch.FoldedSeeds)."""
+        torch.nn.utils.clip_grad_norm_(self.parameters(), max_norm)
+
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, explicit: bool = False):
         """Returns (logits, loss, attentions); attentions is a per-block list on the explicit path."""
         T = idx.shape[1]

@@ -35,10 +35,9 @@ from tqdm import tqdm
 from attnlab import data, runs
 from attnlab.config import (ROOT, ConfigError, ablations, check_train, compose, config_hash, experiments, git_commit,
                             model_config, scaled, seed_config)
-from attnlab.device import pick_device
-from attnlab.measure.attention_scaling import device_name
+from attnlab.device import device_name, pick_device
 from attnlab.model import LanguageModel, autocast
-from attnlab.seed_batch import FoldedSeeds, SeedBatch
+from attnlab.seed_batch import SeedBatch
 
 log = logging.getLogger("attnlab.train")
 # hand-made runs land in outputs/<profile>/<experiment or default>/<overrides or default>/seed<k>/ (configs/config.yaml)
@@ -49,8 +48,8 @@ OmegaConf.register_new_resolver("or_default", lambda value: "default" if value i
 def training_step(model: nn.Module, optimizer, loss_of: Callable[[], torch.Tensor], precision: str,
                   device_type: str, grad_clip: float | None = None) -> torch.Tensor:
     """One step as every run takes it: forward and loss (autocast in bf16), then, if the loss is
-    finite, backward, the global gradient norm clipped at grad_clip (None: not clipped) and the
-    optimizer's step. Returns the loss; a non-finite one leaves the model untouched (the run records
+    finite, backward, the global gradient norm clipped at grad_clip by the model's own clip_grad_norm_
+    (None: not clipped) and the optimizer's step. Returns the loss; a non-finite one leaves the model untouched (the run records
     it as diverged). `model` is one seed's model, or K seeds' (attnlab.seed_batch.FoldedSeeds: loss_of
     gives the K losses, and none is stepped if any is not finite). The throughput, eval-cost and
     runs-per-hour measurements time this same function."""
@@ -61,10 +60,7 @@ def training_step(model: nn.Module, optimizer, loss_of: Callable[[], torch.Tenso
     optimizer.zero_grad(set_to_none=True)
     loss.sum().backward()  # K seeds folded (FoldedSeeds): they share no weight, so each gets its own loss's gradient
     if grad_clip:
-        if isinstance(model, FoldedSeeds):
-            model.clip_grad_norm_(grad_clip)  # each seed's norm on its own
-        else:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        model.clip_grad_norm_(grad_clip)  # K folded seeds: each seed's norm on its own
     optimizer.step()
     return loss
 

@@ -8,7 +8,7 @@ forward pass only, through two paths that compute the same thing:
     python -m attnlab.measure.attention_scaling run --profile quick --path explicit --out explicit.json
     python -m attnlab.measure.attention_scaling one --profile quick --path explicit --tokens 4096
 
-`run` measures every size of the profile (configs/profile/<profile>.yaml), each in
+`run` measures every size the profile is given (configs/measure/attention_scaling.yaml), each in
 its own process (`one`, which prints one JSON row), so a size that fails loses only its row
 and the CPU peak memory of a size is not hidden by an earlier, larger one.
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import resource
 import statistics
 import subprocess
@@ -35,11 +34,9 @@ from pathlib import Path
 import torch
 import yaml
 
-from omegaconf import OmegaConf
-
-from attnlab.config import CONFIG_DIR, ConfigError, compose
+from attnlab.config import CONFIG_DIR, ConfigError
 from attnlab.data import write_json
-from attnlab.device import MEASURED_KINDS, pick_device
+from attnlab.device import MEASURED_KINDS, device_name, pick_device
 from attnlab.model import CausalSelfAttention, ModelConfig
 
 CONFIG = CONFIG_DIR / "measure" / "attention_scaling.yaml"
@@ -59,14 +56,15 @@ class SettingsError(ValueError):
 
 
 def load_settings(profile: str, path: Path = CONFIG) -> dict:
-    """The sizes of one profile (configs/profile/<profile>.yaml) with the shared settings of `path`
-    (which may also set sizes, for a measurement by hand)."""
-    try:
-        sizes = OmegaConf.to_container(compose([f"profile={profile}"]).profile.measure.attention_scaling)
-    except ConfigError as e:
-        raise SettingsError(str(e)) from e
-    settings = {**sizes, **yaml.safe_load(Path(path).read_text())}
-    check_settings(settings, f"{path} + profile {profile}")
+    """The settings of `path` for one profile: the sizes it gives that profile (`sizes.<profile>`) with its
+    shared settings (which may also set sizes, for a measurement by hand)."""
+    shared = yaml.safe_load(Path(path).read_text())
+    sizes = shared.pop("sizes", None) or {}
+    if profile not in sizes:
+        raise SettingsError(f"{path}: profile={profile!r} has no sizes (add sizes.{profile}); "
+                            f"allowed: {sorted(sizes)}")
+    settings = {**sizes[profile], **shared}
+    check_settings(settings, f"{path}, sizes.{profile}")
     return settings
 
 
@@ -127,18 +125,6 @@ def memory_budget(settings: dict, device: str) -> tuple[int, str]:
     share = settings["memory_share"][device]
     available = available_bytes(device)
     return int(share * available), f"{share:.0%} of {available / GB:.1f} GB available"
-
-
-def device_name(device: str) -> str:
-    if device == "cuda":
-        return torch.cuda.get_device_name()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _status_bytes(field: str) -> int:

@@ -21,6 +21,7 @@ seed is evaluated on its own in every mode, so it adds the same time per run to 
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 from functools import partial
@@ -30,7 +31,7 @@ from omegaconf import DictConfig
 
 from attnlab.config import compose, model_config, scaled
 from attnlab.device import MEASURED_KINDS, pick_device
-from attnlab.measure.throughput import Workload, machine_columns, measurement_main, time_interleaved
+from attnlab.measure.timing import Workload, machine_columns, measurement_main, time_interleaved
 from attnlab.model import LanguageModel
 from attnlab.seed_batch import SeedBatch
 from attnlab.train import make_optimizer, training_step
@@ -69,31 +70,29 @@ def measure(profile: str, experiments: list[str], seed_batches: list[int], compi
         torch.use_deterministic_algorithms(True)  # as attnlab.train runs on a CPU: the same kernels
     sync = torch.cuda.synchronize if target.type == "cuda" else (lambda: None)
     own_threads = torch.get_num_threads()
-    torch._dynamo.config.cache_size_limit = 64  # every compiled mode keeps its own graphs
-    # every compile from scratch, as a job on a fresh machine pays it: no mode (nor this process) reuses
-    # the compiled graphs an earlier one left in inductor's and AOTAutograd's on-disk caches
-    torch._inductor.config.fx_graph_cache = False
-    torch._functorch.config.enable_autograd_cache = False
     workloads, first_step = [], []
-    try:
-        torch.set_num_threads(threads)
-        for experiment in experiments:
-            cfg = compose([f"experiment={experiment}", f"profile={profile}"])
-            for k in seed_batches:
-                for compiled in compile_modes:
-                    for precision in precisions:
-                        w = mode_workload(experiment, cfg, k, compiled, precision, target)
-                        sync()
-                        start = time.perf_counter()
-                        w.step()  # compiles, where compiled
-                        sync()
-                        first_step.append(time.perf_counter() - start)
-                        workloads.append(w)
-                        print(f"runs_per_hour: {experiment} K={k} compile={compiled} {precision}: first step "
-                              f"{first_step[-1]:.1f} s", flush=True)
-        seconds = time_interleaved(workloads, [threads], 1, repeats, steps, sync, "runs_per_hour")
-    finally:
-        torch.set_num_threads(own_threads)
+    # every compiled mode keeps its own graphs, and compiles from scratch, as a job on a fresh machine pays
+    # it: no mode (nor this process) reuses the graphs an earlier one left in inductor's and AOTAutograd's
+    # on-disk caches; the process's own settings come back afterwards, as its thread count does
+    with torch._dynamo.config.patch(cache_size_limit=64), torch._inductor.config.patch(fx_graph_cache=False), \
+            torch._functorch.config.patch(enable_autograd_cache=False):
+        try:
+            torch.set_num_threads(threads)
+            for experiment in experiments:
+                cfg = compose([f"experiment={experiment}", f"profile={profile}"])
+                for k, compiled, precision in itertools.product(seed_batches, compile_modes, precisions):
+                    w = mode_workload(experiment, cfg, k, compiled, precision, target)
+                    sync()
+                    start = time.perf_counter()
+                    w.step()  # compiles, where compiled
+                    sync()
+                    first_step.append(time.perf_counter() - start)
+                    workloads.append(w)
+                    print(f"runs_per_hour: {experiment} K={k} compile={compiled} {precision}: first step "
+                          f"{first_step[-1]:.1f} s", flush=True)
+            seconds = time_interleaved(workloads, [threads], 1, repeats, steps, sync, "runs_per_hour")
+        finally:
+            torch.set_num_threads(own_threads)
     machine = machine_columns(target)
     rows = []
     for (i, n), runs in seconds.items():

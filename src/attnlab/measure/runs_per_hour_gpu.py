@@ -21,7 +21,7 @@ import torch.multiprocessing as mp
 from attnlab.config import compose, scaled
 from attnlab.device import MEASURED_KINDS, pick_device
 from attnlab.measure.runs_per_hour import measure, mode_workload
-from attnlab.measure.throughput import machine_columns, measurement_main
+from attnlab.measure.timing import machine_columns, measurement_main
 
 
 def one_of_many(profile: str, experiment: str, threads: int, repeats: int, steps: int, device: str, ready, results):

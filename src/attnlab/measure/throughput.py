@@ -22,25 +22,18 @@ MFU = achieved / peak at the same precision and thread count.
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
-import sys
-import time
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
-from typing import Callable
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from attnlab.config import ConfigError, compose, model_config
-from attnlab.data import write_json
 from attnlab.device import MEASURED_KINDS, pick_device
-from attnlab.measure.attention_scaling import device_name
+from attnlab.measure.timing import Workload, machine_columns, measurement_main, time_interleaved
 from attnlab.model import PRECISIONS, LanguageModel, ModelConfig, causal_mask
 from attnlab.train import make_optimizer, training_step
 
@@ -98,6 +91,10 @@ class ReferenceModel(nn.Module):
         logits = self.head(self.ln_f(x))
         return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
 
+    def clip_grad_norm_(self, max_norm: float) -> None:
+        """As the project's model clips (training_step asks every model)."""
+        nn.utils.clip_grad_norm_(self.parameters(), max_norm)
+
 
 # The model ReferenceModel reproduces: the chapter's full block (ladder/block, the norm family's pre-norm).
 REFERENCE_BLOCK = dict(mixer="attention", norm="pre", attn_input_norm=True, mlp=True, residual=True, query_key=True,
@@ -125,15 +122,6 @@ class Setting:
 def experiment_setting(experiment: str, profile: str) -> Setting:
     cfg = compose([f"experiment={experiment}", f"profile={profile}"])
     return Setting(experiment, model_config(cfg), cfg.train)
-
-
-@dataclass
-class Workload:
-    """One row: its identifying columns, one unit of its work, and what one unit computes."""
-    columns: dict
-    step: Callable[[], object]
-    flops: int   # per step
-    tokens: int  # per step; 0 for the matmul
 
 
 def project_loss(model: LanguageModel, x: torch.Tensor, y: torch.Tensor, explicit: bool) -> torch.Tensor:
@@ -169,30 +157,6 @@ def matmul_workloads(size: int, device: torch.device) -> list[Workload]:
     return workloads
 
 
-def time_interleaved(workloads: list[Workload], threads: list[int], warmup: int, repeats: int, steps: int,
-                     sync: Callable[[], None], measurement: str) -> dict[tuple[int, int], list[float]]:
-    """{(workload index, threads): seconds per step of each timed run}, runs interleaved; progress is
-    logged under the measurement's name."""
-    for n in threads:  # each thread count has its own kernels' first-call costs
-        torch.set_num_threads(n)
-        for w in workloads:
-            for _ in range(warmup):
-                w.step()
-    seconds = {}
-    for repeat in range(repeats):
-        for n in threads:
-            torch.set_num_threads(n)
-            for i, w in enumerate(workloads):
-                sync()
-                start = time.perf_counter()
-                for _ in range(steps):
-                    w.step()
-                sync()
-                seconds.setdefault((i, n), []).append((time.perf_counter() - start) / steps)
-        print(f"{measurement}: timed run {repeat + 1}/{repeats}", file=sys.stderr, flush=True)
-    return seconds
-
-
 def measure(settings: list[Setting], threads: list[int], warmup: int, repeats: int, steps: int, matmul_size: int,
             device: str = "cpu") -> list[dict]:
     """Every row: each setting × model × precision × thread count, and the matmul per precision × thread count."""
@@ -224,28 +188,6 @@ def measure(settings: list[Setting], threads: list[int], warmup: int, repeats: i
         # > 1: faster than the reference at the same setting, precision and threads
         r["vs_reference"] = reference[r["setting"], r["precision"], r["threads"]] / r["ms_per_step"] if trained else None
     return rows
-
-
-def machine_columns(target: torch.device) -> dict:
-    """The columns that say where a timing was taken."""
-    cores = f" ({os.cpu_count()} cores)" if target.type == "cpu" else ""
-    return {"device": device_name(target.type) + cores, "torch": torch.__version__}
-
-
-def measurement_main(measurement: str, doc: str, measure_with: Callable[[str, dict], list[dict]],
-                     argv: list[str] | None) -> None:
-    """The command line of a timing measurement: --profile, --out; measure_with(profile, settings) gets
-    the profile's measure.<measurement> settings and returns the rows written to --out."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument("--profile", required=True)
-    parser.add_argument("--out", type=Path, required=True, help="the JSON file to write")
-    args = parser.parse_args(argv)
-    try:  # a bad setting stops before anything is timed
-        settings = OmegaConf.to_container(compose([f"profile={args.profile}"]).profile.measure[measurement])
-        rows = measure_with(args.profile, settings)
-    except ConfigError as e:
-        raise SystemExit(f"error: {e}")
-    write_json(args.out, {"table": measurement, "profile": args.profile, "settings": settings, "rows": rows})
 
 
 def main(argv: list[str] | None = None) -> None:
