@@ -5,8 +5,8 @@
 
 Timing columns are named as such: their name (less a `_std` suffix) ends in `_s`, `_ms`, `_hours`,
 `_per_s` or `_per_hour`, or starts with `s_per_` (train_s, train_hours, tokens_per_s, s_per_step, forward_ms,
-runs_per_hour, ...); the dates runs ran on (run_dates); and the measurements of attention_scaling, throughput and
-runs_per_hour (TIMING).
+runs_per_hour, ...); the dates runs ran on (run_dates); and the timing measurements' other columns: the attention
+layer's times, peaks and memory budget, the speed ratios (TIMING).
 Exit status 1 and one line per difference when they differ.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-# timing columns, attention_scaling's measurements of the machine (times, peaks, budget) and
-# throughput's ratios of times (model FLOP utilisation, speed against the reference)
+# timing columns, the attention layer's measurements of the machine (times, peaks, budget) and
+# ratios of times (model FLOP utilisation, speed against the reference or separate runs)
 TIMING = re.compile(r"(_s|_ms|_hours|_per_s|_per_hour)$|^s_per_|^(ms_|time_|memory_|peak_mb|budget_|mfu$|vs_reference$|vs_separate$|run_dates$)")
 
 

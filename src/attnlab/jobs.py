@@ -17,6 +17,7 @@ import re
 import shlex
 from pathlib import Path
 
+import yaml
 from omegaconf import OmegaConf
 
 from attnlab import options
@@ -35,9 +36,14 @@ WINOGRAD_FILES = ("metrics.json", "probe.json", "answers.csv", "config.yaml")
 SPLIT_FILES = {"split": "split.json", "train": "train.txt", "held_out": "held_out.txt"}
 RANDOM_ROWS = {"score_variance": "pairs", "random_rows": "rows"}  # measurement -> its CSV's name
 SCALE_SETTINGS = "configs/measure/scale.yaml"
-SCALING_MODULE = "attnlab.measure.attention_scaling"
 WINOGRAD_MODULE = "attnlab.winograd"  # imports its trainer (torch): read only when a config is composed afresh
 INTERVENTIONS = "interventions.json"
+
+
+def sized_measurements(root: Path) -> list[str]:
+    """The measurements whose settings file gives each profile its sizes (configs/measure/<name>.yaml, `sizes`)."""
+    return sorted(p.stem for p in (Path(root) / "configs/measure").glob("*.yaml")
+                  if "sizes" in (yaml.safe_load(p.read_text()) or {}))
 
 
 def named_args(named: dict) -> str:
@@ -221,15 +227,14 @@ class Jobs:
         from attnlab.families.winograd import PROBED
 
         measure = self.profile_config.measure
-        # attention_scaling: one attention layer's time and memory, explicit vs fused (sizes, repeats and the
-        # memory budget: configs/measure/attention_scaling.yaml). Its module imports torch: read only when its
-        # settings are composed afresh or one of its jobs runs, so planning imports no torch.
-        self.scaling = f"{self.results}/measure/attention_scaling"
-        self.scaling_settings = self.composed(f"attention_scaling {self.profile}",
-                                              lambda: importlib.import_module(SCALING_MODULE).load_settings(self.profile))
-        self.scaling_code = self.measurement_code(SCALING_MODULE)
-        for path in ("explicit", "fused"):
-            self.scaling_step(path)
+        # the measurements sized per profile in their own settings file (configs/measure/<name>.yaml, sizes.<profile>),
+        # one job per path they time. Their modules import torch: read only when the settings are composed afresh or
+        # one of their jobs runs, so planning imports no torch.
+        self.sized = {name: self.composed(f"{name} {self.profile}", lambda name=name: importlib.import_module(
+            f"attnlab.measure.{name}").load_settings(self.profile)) for name in sized_measurements(self.root)}
+        for name, settings in self.sized.items():
+            for path in settings["tokens"]:
+                self.sized_step(name, path)
         # the analytic demonstrations: no training, the same numbers in every profile
         self.analytic = self.composed("analytic measurements",
                                       lambda: list(importlib.import_module("attnlab.measure.analytic").MEASUREMENTS))
@@ -257,16 +262,22 @@ class Jobs:
         self.split_code = code_hash("src/attnlab/winograd.py", root=self.root)
         self.probed = PROBED.name
 
-    def scaling_memory_mb(self, wildcards) -> int:
+    def sized_memory_mb(self, wildcards) -> int:
         """The budget the measurement keeps to (half the machine's memory by default), as Snakemake's mem_mb
         (asked of a job that runs)."""
-        scaling = importlib.import_module(SCALING_MODULE)
-        return int(scaling.memory_budget(self.scaling_settings, "cpu")[0] / scaling.MB)
+        module = importlib.import_module(f"attnlab.measure.{wildcards.name}")
+        return int(module.memory_budget(self.sized[wildcards.name], "cpu")[0] / module.MB)
 
-    def scaling_step(self, path: str) -> Step:
-        # a settings edit reruns the measurement; the budget read from the machine does not
-        return self.step(f"measure_attention_scaling/{path}", digest(self.scaling_code, self.scaling_settings, path),
-                         [f"{self.scaling}/{path}.json"])
+    @functools.lru_cache(maxsize=None)
+    def sized_step(self, name: str, path: str, threads: int | None = None) -> Step:
+        """One path of a sized measurement at all cores, or (a hypothesis) at `threads`; a settings edit reruns
+        it, the budget read from the machine does not."""
+        folder, code = f"{self.results}/measure/{name}", self.measurement_code(f"attnlab.measure.{name}")
+        if threads is None:
+            return self.step(f"measure_{name}/{path}", digest(code, self.sized[name], path), [f"{folder}/{path}.json"])
+        return self.step(f"measure_{name}/hypotheses/{path}_threads{threads}",
+                         digest(code, self.sized[name], path, threads),
+                         [f"{folder}/hypotheses/{path}_threads{threads}.json"])
 
     def analytic_step(self, name: str) -> Step:
         return self.step(f"measure_analytic/{name}", digest(self.analytic_code, name),
@@ -368,8 +379,9 @@ class Jobs:
                          {"run": run.outputs, "split": self.split_step("role").outputs[:1]})
 
     # --- the contradictions: for every CONTRADICTED claim, the settings tried that the chapter did not state.
-    # Their runs are ordinary runs of their families (configs/experiment/..., configs/winograd/...); attention_scaling's
-    # hypotheses are measurements. A hypothesis takes its family table's inputs and replaces the ones it changes. ---
+    # Their runs are ordinary runs of their families (configs/experiment/..., configs/winograd/...) or a sized
+    # measurement's path on fewer threads (measure/<name>_threads<n>). A hypothesis takes its family table's inputs
+    # and replaces the ones it changes. ---
     def hypothesis_files(self) -> tuple[str, ...]:
         """The claims file, read for its rules, the hypotheses file and the hypotheses' configs, read for whether
         they only change training (paired with the published seeds): their text is part of the contradictions' key."""
@@ -380,16 +392,11 @@ class Jobs:
                         for p in [self.root / "configs" / (f"{run}.yaml" if run.startswith("winograd/")
                                                            else f"experiment/{run}.yaml")] if p.is_file()))
 
-    @functools.lru_cache(maxsize=None)
-    def scaling_threads_step(self, threads: int) -> Step:
-        return self.step(f"measure_attention_scaling_threads/{threads}",
-                         digest(self.scaling_code, self.scaling_settings, threads),
-                         [f"{self.scaling}/hypotheses/explicit_threads{threads}.json"])
-
     def hypothesis_runs(self, h, run: str, published: list[str]) -> list[str]:
         """The files a hypothesis's run gives its table, one per seed it trains."""
-        if run.startswith("measure/attention_scaling_threads"):
-            return self.scaling_threads_step(int(run.removeprefix("measure/attention_scaling_threads"))).outputs
+        timed = re.fullmatch(r"measure/(\w+)_threads(\d+)", run)  # a sized measurement's path on fewer threads
+        if timed:
+            return self.sized_step(timed[1], Path(published[0]).stem, int(timed[2])).outputs
         if run.startswith("winograd/"):
             version, _, model = run.removeprefix("winograd/").partition("_")
             index = WINOGRAD_FILES.index(Path(published[0]).name)  # what the table reads: metrics or the probe

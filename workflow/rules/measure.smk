@@ -48,31 +48,31 @@ rule measure_norm_grad_init:
     shell: logged("{PYTHON} -m attnlab.measure.grad_norms --profile {PROFILE} --threads {threads} --out {output.csv}")
 
 
-# one attention layer's time and memory (configs/measure/attention_scaling.yaml); the contradictions'
-# hypotheses time the explicit path on fewer threads
-rule measure_attention_scaling:
-    input: unpack(lambda w: J.scaling_step(w.path).rule_inputs())
-    output: result=f"{J.scaling}/{{path}}.json"
-    wildcard_constraints: path="explicit|fused"
+# a measurement sized per profile in its settings file (configs/measure/<name>.yaml, sizes.<profile>), one job per
+# path it times; the contradictions' hypotheses time a path on fewer threads
+rule measure_sized:
+    input: unpack(lambda w: J.sized_step(w.name, w.path).rule_inputs())
+    output: result=f"{RESULTS}/measure/{{name}}/{{path}}.json"
+    wildcard_constraints: name="|".join(J.sized), path=r"\w+"
     threads: ALL_CORES
-    resources: mem_mb=J.scaling_memory_mb, runtime=J.scaling_settings["runtime_min"]
-    log: f"{J.scaling}/logs/{{path}}.log"
+    resources: mem_mb=J.sized_memory_mb, runtime=lambda w: J.sized[w.name]["runtime_min"]
+    log: f"{RESULTS}/measure/{{name}}/logs/{{path}}.log"
     conda: ENVIRONMENT
     shell:
-        logged("{PYTHON} -m attnlab.measure.attention_scaling run --profile {PROFILE} --path {wildcards.path} "
+        logged("{PYTHON} -m attnlab.measure.{wildcards.name} run --profile {PROFILE} --path {wildcards.path} "
                "--threads {threads} --out {output.result}")
 
 
-rule measure_attention_scaling_threads:
-    input: unpack(lambda w: J.scaling_threads_step(int(w.threads)).rule_inputs())
-    output: result=f"{J.scaling}/hypotheses/explicit_threads{{threads}}.json"
-    wildcard_constraints: threads=r"\d+"
+rule measure_sized_threads:
+    input: unpack(lambda w: J.sized_step(w.name, w.path, int(w.threads)).rule_inputs())
+    output: result=f"{RESULTS}/measure/{{name}}/hypotheses/{{path}}_threads{{threads}}.json"
+    wildcard_constraints: name="|".join(J.sized), path=r"[a-z]+", threads=r"\d+"
     threads: ALL_CORES
-    resources: mem_mb=J.scaling_memory_mb, runtime=J.scaling_settings["runtime_min"]
-    log: f"{J.scaling}/logs/hypotheses/explicit_threads{{threads}}.log"
+    resources: mem_mb=J.sized_memory_mb, runtime=lambda w: J.sized[w.name]["runtime_min"]
+    log: f"{RESULTS}/measure/{{name}}/logs/hypotheses/{{path}}_threads{{threads}}.log"
     conda: ENVIRONMENT
     shell:
-        logged("{PYTHON} -m attnlab.measure.attention_scaling run --profile {PROFILE} --path explicit "
+        logged("{PYTHON} -m attnlab.measure.{wildcards.name} run --profile {PROFILE} --path {wildcards.path} "
                "--threads {wildcards.threads} --out {output.result}")
 
 
