@@ -39,8 +39,8 @@ def published_seeds(run: str, tables: dict) -> int:
     """The seeds a published row has: its seed folders with a finished run (a measurement: its table's seeds)."""
     if run.startswith("measure/"):
         return int(tables[run.removeprefix("measure/")]["seeds"].max())
-    home = str(C.ROOT / "results" / "full")
-    return sum(1 for seed in range(5000) if Path(run_folder(home, run, seed), "metrics.json").exists())
+    folders = Path(run_folder(str(C.ROOT / "results" / "full"), run, 0)).parent
+    return sum(1 for p in folders.glob("seed*/metrics.json") if p.parent.name.removeprefix("seed").isdigit())
 
 
 def test_every_published_row_has_the_seeds_its_plan_asks_for_or_an_amendment(full_tables):

@@ -25,7 +25,7 @@ from attnlab.claims.reference import reference_file
 from attnlab.claims.rules import ClaimsError
 from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose, config_hash, data_hash, experiments,
                             model_config)
-from attnlab.layout import run_folder, run_job, seed_groups, seed_key
+from attnlab.layout import run_folder, run_job, seed_groups, seed_key, variant_label, variant_name
 from attnlab.report import STYLE_SHEET
 from attnlab.steps import Composed, Registry, Step, code_hash, digest, refuse
 from attnlab.tables import chapter_order
@@ -79,8 +79,8 @@ class Jobs:
         self.more_seeds = options.more_seeds(config, profile, self.run_names)
         self.seed_batch = config.get("seed_batch", 1)
         # a variant (override= or seeds=, attnlab.options) is written under results/<p>/variants/<name>/
-        self.variant_label = options.variant_label(self.overrides, len(self.seeds), self.profile_config.seeds)
-        self.variant = options.variant_name(self.variant_label) if self.variant_label else None
+        self.variant_label = variant_label(self.overrides, len(self.seeds), self.profile_config.seeds)
+        self.variant = variant_name(self.variant_label) if self.variant_label else None
         self.variant_dir = f"{self.results}/variants/{self.variant}" if self.variant else None
         homes = [self.results] + ([self.variant_dir] if self.variant else [])
         self.home_pattern = "|".join(re.escape(h) for h in homes)  # a rule's {home}: published or the variant's

@@ -1,5 +1,6 @@
-"""Where a trained run's seed lives, the job that names its key, its key, and the seeds trained together:
-one layout that the workflow (workflow/rules/) and the campaign (attnlab.campaign) both read.
+"""Where a trained run's seed lives, the job that names its key, its key, the seeds trained together, and a
+variant's folder: one layout that the workflow (workflow/rules/), the campaign (attnlab.campaign) and the ledger's
+reference (attnlab.claims.cli) read.
 
 A run is named as a scope: `family/run` for an experiment (configs/experiment/), `winograd/<version>_<model>`
 for a Winograd run (configs/winograd/). Stdlib only at import: the campaign's `train` runs where Hydra may be
@@ -9,6 +10,7 @@ missing until it installs it.
 from __future__ import annotations
 
 import copy
+import re
 
 
 def winograd_parts(run: str) -> tuple[str, str] | None:
@@ -55,3 +57,21 @@ def seed_groups(seeds: list[int], batch: int) -> list[list[int]]:
         else:
             groups.append([seed])
     return groups
+
+
+def variant_label(overrides: list[tuple[str, list[str]]], seeds: int, profile_seeds: int) -> str:
+    """What makes a variant, in words ('' for the published results)."""
+    parts = [f"{scope}: {' '.join(items)}" for scope, items in overrides]
+    if seeds != profile_seeds:
+        parts.append(f"seeds={seeds}")
+    return "; ".join(parts)
+
+
+def variant_name(label: str) -> str:
+    """The variant's folder name: Hydra reads the run's folder from its command line, so no '=' or other
+    character its grammar treats apart."""
+    from attnlab.steps import digest
+
+    name = re.sub(r"[^A-Za-z0-9._+-]+", "_", label.replace("/", "-").replace(": ", "_").replace("; ", "__")
+                  .replace("=", "-"))
+    return name if len(name) <= 80 else f"{name[:70]}-{digest(label)[:8]}"

@@ -17,7 +17,7 @@ import shlex
 import yaml
 
 from attnlab.config import ROOT
-from attnlab.steps import digest, refuse
+from attnlab.steps import refuse
 
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"  # each option's type, bounds and description
 
@@ -93,19 +93,3 @@ def parse_overrides(value, run_names: list[str]) -> list[tuple[str, list[str]]]:
 def overrides_of(overrides: list[tuple[str, list[str]]], run: str) -> list[str]:
     """The command-line overrides a run gets from `override=`, in the order given."""
     return [o for scope, items in overrides for o in items if in_scope(scope, run)]
-
-
-def variant_label(overrides: list[tuple[str, list[str]]], seeds: int, profile_seeds: int) -> str:
-    """What makes a variant, in words ('' for the published results)."""
-    parts = [f"{scope}: {' '.join(items)}" for scope, items in overrides]
-    if seeds != profile_seeds:
-        parts.append(f"seeds={seeds}")
-    return "; ".join(parts)
-
-
-def variant_name(label: str) -> str:
-    """The variant's folder name: Hydra reads the run's folder from its command line, so no '=' or other
-    character its grammar treats apart."""
-    name = re.sub(r"[^A-Za-z0-9._+-]+", "_", label.replace("/", "-").replace(": ", "_").replace("; ", "__")
-                  .replace("=", "-"))
-    return name if len(name) <= 80 else f"{name[:70]}-{digest(label)[:8]}"

@@ -15,6 +15,7 @@ from attnlab.claims.read import load_tables
 from attnlab.claims.render import beside_published, readme_section, splice_readme, summary_line, write_ledger
 from attnlab.claims.rules import CLAIMS_FILE, PIPELINE_FILE, ROOT, ClaimsError, load_claims, load_plans
 from attnlab.data import atomic_path
+from attnlab.layout import variant_label, variant_name
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -80,11 +81,10 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def variant_tables(profile: str, seeds: int) -> list[Path]:
-    """Every table of the variant `--config profile=<profile> seeds=<seeds>` (its folder: seeds-<n>, as
-    attnlab.options.variant_name names it), the published one where the variant has none (a table its seeds do not
-    change)."""
+    """Every table of the variant `--config profile=<profile> seeds=<seeds>`, the published one where the variant
+    has none (a table its seeds do not change)."""
     published = ROOT / "results" / profile / "tables"
-    variant = ROOT / "results" / profile / "variants" / f"seeds-{seeds}" / "tables"
+    variant = ROOT / "results" / profile / "variants" / variant_name(variant_label([], seeds, None)) / "tables"
     if not variant.is_dir():
         raise ClaimsError(f"{variant.relative_to(ROOT)} does not exist: train the reference's seeds first with "
                           f"snakemake --cores all --config profile={profile} seeds={seeds}")
