@@ -16,7 +16,6 @@ import csv
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 from attnlab.config import ROOT
 

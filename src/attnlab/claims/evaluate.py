@@ -18,7 +18,7 @@ from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, NUMBER_VER
                                   TARGET_CHECKS, TWIN_BEYOND_SPREAD, TWIN_NOT_RUN, ClaimsError, load_looks,
                                   overall_verdict, rounding)
 from attnlab.claims.stats import Sample
-from attnlab.tables import SEEDS_SUFFIX, per_seed
+from attnlab.tables import SEEDS_SUFFIX
 
 MIN_REPEATS = 5  # a timing is judged on at least this many repeated measurements
 
@@ -444,14 +444,7 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False, re
     whys = list(dict.fromkeys(o.why for o in undecided if o.why))  # one reason once, for the rule and conclusion
     if any(o.why.startswith("a timing") for o in undecided):
         row["would_decide"] = f"{MIN_REPEATS} repeated timings per size"
-    first = ("" if not (shortened and trained) else
-             "a shortened profile: its runs are not the chapter's, so its number is judged against the profile's own "
-             f"published seeds ({reference_file(reference['profile'])}: {reference['seeds']} seeds per row, frozen "
-             f"{reference['frozen']}), "
-             "not the chapter's, and what fails at its budget is not judged" if regressed else
-             "a shortened profile: its runs are not the chapter's, so its numbers are not compared with the "
-             "chapter's and what fails at its budget is not judged" + ("" if reference else
-                                                                       " (this profile publishes no reference of its own)"))
+    first = shortened_note(reference, regressed) if shortened and trained else ""
     to_decide = 0
     if judged == "INCONCLUSIVE":
         needed = [o.to_decide for o in undecided if not o.why]
@@ -474,6 +467,17 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False, re
     note = "; ".join(filter(None, [first, note, *whys]))
     reason = claim.get("reason", "") if judged in ("CONTRADICTED", "INCONCLUSIVE") else ""
     return Judgement(**row, verdict=judged, margin=rule.margin, note=note, reason=reason, to_decide=to_decide)
+
+
+def shortened_note(reference: dict | None, regressed: bool) -> str:
+    """What a trained claim of a shortened profile is judged against, said first in its note."""
+    if regressed:
+        return ("a shortened profile: its runs are not the chapter's, so its number is judged against the profile's "
+                f"own published seeds ({reference_file(reference['profile'])}: {reference['seeds']} seeds per row, "
+                f"frozen {reference['frozen']}), not the chapter's, and what fails at its budget is not judged")
+    return ("a shortened profile: its runs are not the chapter's, so its numbers are not compared with the chapter's "
+            "and what fails at its budget is not judged"
+            + ("" if reference else " (this profile publishes no reference of its own)"))
 
 
 def checked(check: dict, value: Sample, claim: dict, tables: dict, judging: Judging, by_share: bool,

@@ -104,10 +104,10 @@ def regression(value: Sample, seeds: list, level: float = stats.LEVEL) -> tuple[
     within t(n − 1)·s·√(1/n + 1/m) of the reference's mean, "moved" where one lies beyond it, "unjudged" where the
     reference's seeds all agree (no spread to judge a difference by)."""
     ref = np.asarray(seeds, dtype=float)
-    n, m = ref.shape[-1], min(value.counts, default=1)
-    mean, sd = ref.mean(axis=-1), ref.std(axis=-1, ddof=1)
+    n, mean, sd = ref.shape[-1], ref.mean(axis=-1), ref.std(axis=-1, ddof=1)
     point = np.broadcast_to(value.point, mean.shape)
-    half = stats.t_quantile(n - 1, level) * sd * np.sqrt(1 / n + 1 / m)
+    spread, df = stats.Sample(mean, {n: ref}).draw_error(draws=min(value.counts, default=1))
+    half = stats.t_quantile(df, level) * spread
     with np.errstate(divide="ignore", invalid="ignore"):
         in_sd = np.abs(point - mean) / sd
     worst = np.unravel_index(np.nanargmax(np.where(np.isfinite(in_sd), in_sd, -1.0)), mean.shape) if mean.ndim else ()

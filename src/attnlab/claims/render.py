@@ -106,7 +106,7 @@ def summary_line(df: pd.DataFrame) -> str:
     label = f"profile {profile}, {seeds_text(df)}"
     if is_judged_loosely(profile):
         label += f"; {profile} numbers are not judged against the chapter" + (
-            f" but against its own reference" if df["number"].isin(REGRESSION_ORDER).any() else "")
+            " but against its own reference" if df["number"].isin(REGRESSION_ORDER).any() else "")
     parts = []
     for kind in KINDS:
         these = df[df["kind"] == kind] if "kind" in df else df.iloc[:0]

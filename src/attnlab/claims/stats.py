@@ -123,10 +123,11 @@ class Sample:
         to at least `grown` seeds (its spread kept): what a plan would give."""
         return welch([(v / max(n, grown), max(n, grown) - 1) for v, n in self.terms()], self.point.shape)
 
-    def draw_error(self, grown: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """(the spread of one new run's value against our mean, s·√(1 + 1/n) over the sets; its degrees of
-        freedom), every set grown to at least `grown` seeds."""
-        return welch([(v * (1 + 1 / max(n, grown)), max(n, grown) - 1) for v, n in self.terms()], self.point.shape)
+    def draw_error(self, grown: int = 0, draws: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """(the spread of a new value, the mean of `draws` runs, against our mean, s·√(1/draws + 1/n) over the
+        sets; its degrees of freedom), every set grown to at least `grown` seeds."""
+        return welch([(v * (1 / draws + 1 / max(n, grown)), max(n, grown) - 1) for v, n in self.terms()],
+                     self.point.shape)
 
 
 def welch(parts, shape) -> tuple[np.ndarray, np.ndarray]:
