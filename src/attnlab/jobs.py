@@ -25,9 +25,9 @@ from attnlab.claims.reference import reference_file
 from attnlab.claims.rules import ClaimsError
 from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose, config_hash, data_hash, experiments,
                             model_config)
-from attnlab.layout import run_folder, run_job, seed_groups, seed_key, variant_label, variant_name
+from attnlab.layout import digest, run_folder, run_job, seed_groups, seed_key, variant_label, variant_name
 from attnlab.report import STYLE_SHEET
-from attnlab.steps import Composed, Registry, Step, code_hash, digest, refuse
+from attnlab.steps import Composed, Registry, Step, code_hash, refuse
 from attnlab.tables import chapter_order
 
 CLAIMS_FILE = "configs/claims.yaml"  # the chapter's numbers: the ledger judges them, the figures draw them

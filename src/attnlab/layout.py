@@ -10,7 +10,14 @@ missing until it installs it.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import re
+
+
+def digest(*parts) -> str:
+    """A key: the hash of what makes a job's outputs."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def winograd_parts(run: str) -> tuple[str, str] | None:
@@ -70,8 +77,6 @@ def variant_label(overrides: list[tuple[str, list[str]]], seeds: int, profile_se
 def variant_name(label: str) -> str:
     """The variant's folder name: Hydra reads the run's folder from its command line, so no '=' or other
     character its grammar treats apart."""
-    from attnlab.steps import digest
-
     name = re.sub(r"[^A-Za-z0-9._+-]+", "_", label.replace("/", "-").replace(": ", "_").replace("; ", "__")
                   .replace("=", "-"))
     return name if len(name) <= 80 else f"{name[:70]}-{digest(label)[:8]}"

@@ -25,17 +25,13 @@ from pathlib import Path
 import yaml
 
 from attnlab.config import NOT_HASHED, ROOT, compose, provenance, source_files
-from attnlab.layout import run_folder
+from attnlab.layout import digest, run_folder
 
 
 def refuse(message: str):
     """Stop with one line of ours naming what is wrong and what is allowed: Snakemake prints a
     WorkflowError with its frames, a SystemExit as it is."""
     raise SystemExit(f"error: {message}")
-
-
-def digest(*parts) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def code_hash(*patterns: str, root: Path = ROOT) -> str:
