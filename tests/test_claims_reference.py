@@ -92,11 +92,15 @@ def test_a_shortened_profiles_reference_holds_its_planned_seeds_of_printed_numbe
 
 
 def test_the_published_quick_ledger_comes_back_as_published():
-    """Every printed trained number of the published quick tables (seed 0 of each row, one of the reference's
-    seeds) is SAME AS PUBLISHED: the ledger reads what the reference froze."""
+    """Every printed number of the published quick tables read from trained runs (seed 0 of each row, one of the
+    reference's seeds, bit for bit on a CPU) is SAME AS PUBLISHED: the ledger reads what the reference froze. A
+    measurement of the machine (a timing) is judged too, and may have moved on the machine that measured it again."""
     reference = R.load("quick")
+    claims = {c["id"]: c for c in C.load_claims()}
     tables = C.load_tables(sorted((C.ROOT / "results/quick/tables").glob("*.csv")))
-    ledger = C.ledger(C.load_claims(), tables, "quick", load_plans("quick"))
+    ledger = C.ledger(list(claims.values()), tables, "quick", load_plans("quick"))
     regressed = ledger[ledger["id"].isin(reference["values"])]
     assert len(regressed) == len(reference["values"])
-    assert (regressed["number"] == "SAME AS PUBLISHED").all(), regressed[["id", "number", "margin"]].to_string()
+    assert regressed["number"].isin(["SAME AS PUBLISHED", "MOVED"]).all()
+    trained = regressed[regressed["id"].map(lambda c: bool(reference["runs"].get(claims[c]["table"], {}).get("commit")))]
+    assert len(trained) and (trained["number"] == "SAME AS PUBLISHED").all(), trained[["id", "number", "margin"]].to_string()
