@@ -1,10 +1,11 @@
 """The reader's report as headless Chromium lays it out (Debian's chromium; CI installs it): a probe page loads
 the report in a 1280 px and an 800 px frame and writes what the browser sees into its own DOM, which Chromium
 dumps (the report has no script). Per frame: the sections (id, tables, images), broken images, the page's
-width against the window's, `split` (verdicts, cells of one number, and numbers inside any cell that the
-browser laid out over more than one line) and `hidden`: each ledger row's verdict and seeds and each
-contradictions row's finding that a reader could not see without scrolling sideways (outside the window, or
-cut off by a box that scrolls)."""
+width against the window's, `first_screen` (the window's height, and where the answer's summary sentence and its
+link to the ledger end and the words' definitions begin), `split` (verdict words, cells of one number, and numbers
+inside any cell that the browser laid out over more than one line) and `hidden`: each ledger row's number and
+point and each contradictions row's finding that a reader could not see without scrolling sideways (outside the
+window, or cut off by a box that scrolls)."""
 
 import html
 import json
@@ -63,7 +64,7 @@ function hidden(d) {
   var width = d.documentElement.clientWidth, out = [], rows = 0;
   d.querySelectorAll('#ledger table.ledger > tbody > tr:not(.head)').forEach(function (tr) {
     rows++;
-    ['verdict', 'seeds'].forEach(function (label) {
+    ['number', 'point'].forEach(function (label) {
       var td = tr.querySelector('td[data-label="' + label + '"]');
       if (!td || !visible(td, width)) out.push('ledger ' + tr.textContent.slice(0, 40) + ': ' + label);
     });
@@ -75,6 +76,11 @@ function hidden(d) {
   });
   return {rows: rows, hidden: out};
 }
+function firstScreen(d) {
+  function at(selector, edge) { var e = d.querySelector(selector); return e ? e.getBoundingClientRect()[edge] : null; }
+  return {height: d.documentElement.clientHeight, answer: at('#answer .answer', 'bottom'),
+          ledger_link: at('#answer a[href="#ledger"]', 'bottom'), words: at('#words', 'top')};
+}
 var seen = {}, pending = 2;
 function look(frame) {
   var d = frame.contentDocument, imgs = Array.from(d.images);
@@ -83,7 +89,7 @@ function look(frame) {
       return {id: s.id, tables: s.querySelectorAll('table').length, images: s.querySelectorAll('img').length}; }),
     broken: imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length,
     images: imgs.length, scroll_width: d.documentElement.scrollWidth, width: d.documentElement.clientWidth,
-    split: split(d), readable: hidden(d)};
+    first_screen: firstScreen(d), split: split(d), readable: hidden(d)};
   if (--pending == 0) document.getElementById('out').textContent = JSON.stringify(seen);
 }
 document.querySelectorAll('iframe').forEach(function (f) { f.onload = function () { look(f); }; });

@@ -1,6 +1,7 @@
 """The claims plot: every claim of one number as ours ÷ chapter with its interval and the rule's band, in the
-report's verdict colours and marks; the rest counted as left out; the title counts the whole ledger; the
-same PNG and SVG bytes from the same ledger."""
+colour and mark of its number's word (the report's); the rest counted as left out; the title counts the words of
+both verdict columns apart; a panel for each claim whose number DIFFERS or point FAILS; no word of the old combined
+verdict anywhere; the same PNG and SVG bytes from the same ledger."""
 
 from pathlib import Path
 
@@ -12,24 +13,28 @@ from matplotlib.collections import PolyCollection
 from attnlab import style
 from attnlab.claims import plot
 from attnlab.claims.render import describe_check
+from attnlab.claims.rules import NUMBER_WORDS
 
 REPO = Path(__file__).resolve().parents[1]
 FULL_LEDGER = REPO / "results" / "full" / "claims.csv"
 
-# id, chapter, reproduced, interval, rule, verdict: as `python -m attnlab.claims check` writes them
+# id, chapter, reproduced, interval, rule, number, point: as `python -m attnlab.claims check` writes them
 CLAIMS = [
-    ("t.no_context", "59.71", "60.1 ± 0.4814", "[58.91, 61.3]", "within 1 %", "INCONCLUSIVE"),
-    ("t.dilution", "4", "4.146 ± 0.0153", "[4.108, 4.184]", "within ±0.5; conclusion: far worse", "MATCH"),
+    ("t.no_context", "59.71", "60.1 ± 0.4814", "[58.91, 61.3]", "within 1 %", "OPEN", "–"),
+    ("t.dilution", "4", "4.146 ± 0.0153", "[4.108, 4.184]", "within ±0.5; conclusion: far worse", "AGREES", "HOLDS"),
     ("u.final_std", "5,147", "137.62 ± 5.961", "[122.81, 152.43]", "within 20 %; conclusion: runs away",
-     "CONTRADICTED"),
-    ("u.characters", "1,115,394", "1,115,394", "", "exact", "MATCH"),
-    ("u.split", "[0.9, 0.1]", "[0.9, 0.1]", "", "within ±1e-05", "MATCH"),  # a list
-    ("u.third", "nearly a third", "0.3102", "", "between 0.3 and 0.3333", "MATCH"),  # words
-    ("u.entropy", "0", "0.02628 ± 0.004758", "[0.01447, 0.0381]", "within ±0.05", "MATCH"),  # no ratio
-    ("u.absent", "3", "–", "", "within 1 %", "MISSING"),
+     "DIFFERS", "FAILS"),
+    ("u.characters", "1,115,394", "1,115,394", "", "exact", "AGREES", "–"),
+    ("u.split", "[0.9, 0.1]", "[0.9, 0.1]", "", "within ±1e-05", "AGREES", "–"),  # a list
+    ("u.third", "nearly a third", "0.3102", "", "between 0.3 and 0.3333", "AGREES", "–"),  # words
+    ("u.entropy", "0", "0.02628 ± 0.004758", "[0.01447, 0.0381]", "within ±0.05", "AGREES", "–"),  # no ratio
+    ("u.absent", "3", "–", "", "within 1 %", "NOT TESTED", "–"),  # its table was not made
 ]
 LEDGER = pd.DataFrame([{"id": i, "table": i.split(".")[0], "chapter": c, "reproduced": r, "interval": iv, "rule": rule,
-                        "verdict": v, "profile": "full"} for i, c, r, iv, rule, v in CLAIMS])
+                        "number": n, "point": p, "profile": "full"} for i, c, r, iv, rule, n, p in CLAIMS])
+# the words of the combined verdict the two columns replaced: none may come back
+OLD_WORDS = ("MATCH", "CONSISTENT", "UNRESOLVED", "CONCLUSION HOLDS", "INCONCLUSIVE", "NOT JUDGED", "SAME AS PUBLISHED",
+             "MOVED", "NOT MEASURABLE", "CONTRADICTED", "MISSING")
 
 
 def test_each_claim_of_one_number_is_drawn_as_a_ratio_and_the_rest_counted():
@@ -64,21 +69,25 @@ def headline(fig) -> tuple[str, str]:
     return title, subtitle
 
 
-def test_the_figure_counts_the_ledger_and_marks_each_verdict_as_the_report_does():
+def test_the_figure_counts_both_columns_and_marks_each_number_as_the_report_does():
     with plt.rc_context(style.RC):
         fig = plot.claims_figure(LEDGER)
         style.layout(fig)
     title, subtitle = headline(fig)
-    assert title == "5 of 8 claims match the chapter; 1 inconclusive; 1 contradicted; 1 missing"  # the verdicts' order
+    # the words in the ledger's order, numbers and points apart; no combined word
+    assert title == "Of the chapter's 8 numbers, 5 AGREES, 1 DIFFERS, 1 OPEN, 1 NOT TESTED; of its 2 points, 1 HOLDS, 1 FAILS"
     assert "4 numeric claims drawn" in subtitle
     assert ("left out: 2 not a single number (words or a list), 1 with the chapter's value 0 (no ratio), "
             "1 not measured") in subtitle
-    ax = fig.axes[0]  # the ratios; below them a panel per claim that did not reproduce
-    marks = {line.get_label(): line for line in ax.lines if line.get_label() in style.VERDICT_COLOURS}
-    assert set(marks) == {"MATCH", "INCONCLUSIVE", "CONTRADICTED"}
-    for verdict, line in marks.items():
-        assert line.get_color() == style.VERDICT_COLOURS[verdict]
-        assert line.get_marker() == f"${style.VERDICT_MARKS[verdict]}$"
+    ax = fig.axes[0]  # the ratios; beside them a panel per claim that does not come back
+    marks = {line.get_label(): line for line in ax.lines if line.get_label() in NUMBER_WORDS}
+    assert set(marks) == {"AGREES", "OPEN", "DIFFERS"}
+    for word, line in marks.items():
+        assert line.get_color() == style.NUMBER_COLOURS[word]
+        assert line.get_marker() == f"${style.NUMBER_MARKS[word]}$"
+    shown = [t.get_text() for t in fig.texts + fig.artists + [t for a in fig.axes for t in a.texts]]
+    shown += [a.get_title(loc="left") for a in fig.axes] + [t.get_text() for t in fig.legends[0].get_texts()]
+    assert not [w for w in OLD_WORDS for t in shown if w in t]
     assert len([c for c in ax.collections if isinstance(c, PolyCollection) and c.get_label() == plot.BAND]) == 3
     assert ax.get_xscale() == "log"  # 137.62 / 5,147 = 0.027 to 1.04: more than a factor of ten
     assert [t.get_text() for t in ax.get_yticklabels()] == ["t", "no_context", "dilution", "u", "final_std",
@@ -89,7 +98,7 @@ def test_the_figure_counts_the_ledger_and_marks_each_verdict_as_the_report_does(
 def test_the_axis_is_symmetric_log_where_an_interval_reaches_below_zero():
     ledger = pd.concat([LEDGER, pd.DataFrame([{"id": "u.cost", "table": "u", "chapter": "18", "reproduced": "13.26",
                                                "interval": "[-0.5651, 27.08]", "rule": "within 10 %",
-                                               "verdict": "INCONCLUSIVE", "profile": "full"}])])
+                                               "number": "OPEN", "point": "–", "profile": "full"}])])
     with plt.rc_context(style.RC):
         fig = plot.claims_figure(ledger)
     assert fig.axes[0].get_xscale() == "symlog"
@@ -100,12 +109,12 @@ def test_the_published_ledger_title_states_its_counts():
     if not FULL_LEDGER.exists():
         pytest.skip("full results not published")
     ledger = pd.read_csv(FULL_LEDGER, keep_default_na=False)
-    counts = ledger["verdict"].value_counts()
+    numbers, points = ledger["number"].value_counts(), ledger["point"].value_counts()
     drawn, left_out = plot.ratios(ledger)
     assert len(drawn) + sum(left_out.values()) == len(ledger) and len(drawn) > len(ledger) / 2
     title = plot.finding(ledger)
-    assert title.startswith(f"{counts['MATCH']} of {len(ledger)} claims match the chapter")
-    assert f"{counts.get('CONTRADICTED', 0)} contradicted" in title
+    assert title.startswith(f"Of the chapter's {len(ledger)} numbers, {numbers['AGREES']} AGREES")
+    assert f"{numbers.get('DIFFERS', 0)} DIFFERS" in title and f"{points.get('HOLDS', 0)} HOLDS" in title
 
 
 @pytest.mark.slow
@@ -119,18 +128,19 @@ def test_the_cli_writes_the_same_png_and_svg_every_time(tmp_path):
     assert b"<svg" in (tmp_path / "a" / "claims.svg").read_bytes()[:1000]
 
 
-def test_every_claim_that_did_not_reproduce_has_a_panel_in_its_own_units():
-    """CONTRADICTED and INCONCLUSIVE claims each get a panel, lists and chapter values of 0 or words included
-    (left out of the ratios): our seeds' spread, our mean's interval, the chapter's number, the seed count."""
+def test_every_claim_that_does_not_come_back_has_a_panel_in_its_own_units():
+    """Each claim whose number DIFFERS or whose point FAILS gets a panel (those whose number DIFFERS first), lists
+    and chapter values of 0 or words included (left out of the ratios): our seeds' spread, our mean's interval,
+    the chapter's number, both words and the seed count."""
     ledger = pd.concat([LEDGER, pd.DataFrame([
         {"id": "u.pair", "table": "u", "chapter": "0.7", "reproduced": "[0.1973 ± 0.2086, 0.1557 ± 0.1970]",
-         "interval": "[[0.1688, 0.2258], [0.1288, 0.1827]]", "rule": "within ±0.1", "verdict": "CONTRADICTED",
-         "seeds": 208, "profile": "full"},
+         "interval": "[[0.1688, 0.2258], [0.1288, 0.1827]]", "rule": "within ±0.1; conclusion: above 0.5",
+         "number": "OPEN", "point": "FAILS", "seeds": 208, "profile": "full"},
         {"id": "u.words", "table": "u", "chapter": "weight on the adjective", "reproduced": "[-0.44 ± 0.39, -0.43 ± 0.39]",
-         "interval": "[[-0.49, -0.38], [-0.49, -0.38]]", "rule": "> 0.1", "verdict": "CONTRADICTED", "seeds": 208,
-         "profile": "full"}])]).assign(seeds=lambda d: d["seeds"].fillna(7).astype(int).astype(str))
+         "interval": "[[-0.49, -0.38], [-0.49, -0.38]]", "rule": "> 0.1", "number": "DIFFERS", "point": "–",
+         "seeds": 208, "profile": "full"}])]).assign(seeds=lambda d: d["seeds"].fillna(7).astype(int).astype(str))
     panels = {p["id"]: p for p in plot.missed(ledger)}
-    assert set(panels) == {"t.no_context", "u.final_std", "u.pair", "u.words"}  # MATCH and MISSING have none
+    assert list(panels) == ["u.final_std", "u.words", "u.pair"]  # an OPEN number with no failing point has none
     assert panels["u.pair"]["chapter"] == [0.7, 0.7] and panels["u.pair"]["intervals"][1] == (0.1288, 0.1827)
     assert panels["u.words"]["chapter"] is None and panels["u.final_std"]["values"] == [(137.62, 5.961)]
     with plt.rc_context(style.RC):
@@ -138,7 +148,9 @@ def test_every_claim_that_did_not_reproduce_has_a_panel_in_its_own_units():
     titles = {ax.get_title(loc="left").split("\n")[0]: ax for ax in fig.axes[1:]}
     assert set(titles) == set(panels)
     pair = titles["u.pair"]
-    assert "CONTRADICTED · 208 seeds" in pair.get_title(loc="left")
+    assert "number OPEN · point FAILS · 208 seeds" in pair.get_title(loc="left")
+    assert pair.get_title(loc="left").split("\n")[1] == "number OPEN · point FAILS · 208 seeds"
+    assert titles["u.words"].get_title(loc="left").split("\n")[1] == "number DIFFERS · 208 seeds"  # no point stated
     (chapter,) = [line for line in pair.lines if line.get_marker() == "D"]  # the chapter's number, at each value
     assert list(chapter.get_xdata()) == [0.7, 0.7]
     assert len(pair.collections) == 2  # the seeds' spread and the mean's interval, a segment per value each

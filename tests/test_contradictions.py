@@ -1,7 +1,8 @@
 """The contradictions table: every hypothesis names real runs and claims, its findings follow from the
-ledger's rules on the right scale (log ratios for a quantity spanning decades, seed by seed where the seeds are
-shared), and the published full ledger's CONTRADICTED claims each have one tried. The sqrt(d_k) sweep's bands, on
-hand-made inputs."""
+ledger's two words (the number's, the point's) and its rules on the right scale (log ratios for a quantity spanning
+decades, seed by seed where the seeds are shared), only a decided word brings a claim back (an outcome seen in 0 of
+3 seeds is OPEN, never a reproduction), and every claim of the published full ledger whose point fails, or whose
+number differs with no point holding, has one tried. The sqrt(d_k) sweep's bands and words, on hand-made inputs."""
 
 from pathlib import Path
 
@@ -11,12 +12,13 @@ import pytest
 import yaml
 
 from attnlab.claims.compare import Compared, shrinkage
-from attnlab.claims.rules import load_claims
+from attnlab.claims.rules import NO_POINT, NUMBER_WORDS, POINT_WORDS, load_claims
 from attnlab.config import CONFIG_DIR, experiments
-from attnlab.families.contradictions import (CONSISTENT, FINDINGS, NOT_RUN, REPRODUCED, RULED_OUT, TOWARD,
-                                             UNDECIDED, changes_only_training, explained, finding, hypothesis_table,
-                                             load_hypotheses)
-from attnlab.claims.lr_sweep import fitting_band, one_rate
+from attnlab.families import contradictions
+from attnlab.families.contradictions import (COMES_BACK, FINDINGS, NO_CLOSER, NOT_RUN, POINT_HOLDS, REPRODUCED,
+                                             RULED_OUT, TOWARD, UNDECIDED, Hypothesis, changes_only_training,
+                                             explained, finding, hypothesis_row, hypothesis_table, load_hypotheses)
+from attnlab.claims.lr_sweep import FITS, fitting_band, one_rate, rate_status
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = {c["id"]: c for c in load_claims()}
@@ -52,20 +54,25 @@ def test_a_hypothesis_takes_its_table_from_its_claims_and_a_bad_one_is_refused(t
 
 
 def test_every_contradicted_claim_of_the_full_ledger_has_a_hypothesis():
-    ledger = pd.read_csv(ROOT / "results/full/claims.csv")
+    """A claim whose point FAILS, or whose number DIFFERS with no point holding: the chapter is contradicted."""
+    ledger = pd.read_csv(ROOT / "results/full/claims.csv", keep_default_na=False)
     tested = [c for h in load_hypotheses() if h.trained and not h.control for c in h.claims]
-    contradicted = set(ledger.loc[ledger["verdict"] == "CONTRADICTED", "id"])
-    assert contradicted <= set(tested), contradicted - set(tested)
+    against = (ledger["point"] == "FAILS") | ((ledger["number"] == "DIFFERS") & (ledger["point"] != "HOLDS"))
+    contradicted = set(ledger.loc[against, "id"])
+    assert contradicted and contradicted <= set(tested), contradicted - set(tested)
 
 
 def test_the_published_table_answers_every_claim_with_a_finding():
-    df = pd.read_csv(ROOT / "results/full/tables/contradictions.csv")
+    df = pd.read_csv(ROOT / "results/full/tables/contradictions.csv", keep_default_na=False)
     rows = df[df["hypothesis_id"] != "one_rate"]
     assert set(rows["finding"]) <= set(FINDINGS)
     assert {(h.id, c) for h in load_hypotheses() for c in h.claims} == set(zip(rows["hypothesis_id"], rows["claim"]))
     assert (df.loc[df["role"] == "not run", "finding"] == NOT_RUN).all()
+    run = rows[rows["role"] != "not run"]  # the ledger's words before and under each setting
+    assert set(rows["number_before"]) | set(run["number_under_hypothesis"]) <= set(NUMBER_WORDS)
+    assert set(rows["point_before"]) | set(run["point_under_hypothesis"]) <= set(POINT_WORDS)
     for claim, why in zip(df["claim"], df["explained"]):  # every claim says what brings it back, or that nothing does
-        assert why == "not established" or "under this setting" in why or "conclusion" in why, (claim, why)
+        assert why == "not established" or why.startswith(COMES_BACK), (claim, why)
 
 
 def runaway(final_std: list[float]) -> dict:
@@ -92,7 +99,7 @@ def test_a_quantity_spanning_decades_is_compared_as_a_log_ratio():
     assert margin_status(compared) == "pass"
     ratio = np.exp(np.mean(np.log(under)) - np.mean(np.log(before)))  # the effect: a ratio of geometric means
     assert float(np.exp(compared.effect().point)) == pytest.approx(ratio)
-    assert finding("CONTRADICTED", margin_status(compared)) == TOWARD
+    assert finding("DIFFERS", "HOLDS", margin_status(compared), "DIFFERS", "HOLDS") == TOWARD
     # values within a factor of ten of each other and of the chapter's: a difference
     assert not Compared.of(STD, runaway([5000.0, 5100.0]), runaway([5200.0, 5300.0]), paired=False).log
     # a bounded share (a claim with a range) stays linear whatever its span
@@ -119,19 +126,57 @@ def test_a_hypothesis_changing_only_training_settings_pairs_with_the_published_s
     assert not changes_only_training("winograd/role_two_blocks_one_head")
 
 
-@pytest.mark.parametrize("verdict, status, before, expected", [
-    ("MATCH", "pass", "CONTRADICTED", REPRODUCED),
-    ("CONSISTENT", "inconclusive", "CONTRADICTED", CONSISTENT),
-    ("CONSISTENT", "fail", "CONSISTENT", RULED_OUT),       # no better than before: its effect decides
-    ("CONSISTENT", "inconclusive", "CONSISTENT", UNDECIDED),
-    ("CONTRADICTED", "pass", "CONTRADICTED", TOWARD),       # closer, not there
-    ("CONTRADICTED", "inconclusive", "CONTRADICTED", RULED_OUT),  # the chapter's number still outside our spread
-    ("INCONCLUSIVE", "inconclusive", "CONTRADICTED", UNDECIDED),
-    ("CONTRADICTED", None, "CONTRADICTED", RULED_OUT),      # no distance to shrink
-    ("MISSING", None, "CONTRADICTED", "not measured"),
+@pytest.mark.parametrize("number, point, status, number_before, point_before, expected", [
+    ("AGREES", "HOLDS", "inconclusive", "DIFFERS", "HOLDS", REPRODUCED),
+    ("AGREES", NO_POINT, "fail", "OPEN", NO_POINT, REPRODUCED),
+    ("AGREES", "FAILS", "pass", "DIFFERS", "FAILS", TOWARD),  # its number back, its point failing: no reproduction
+    ("AGREES", "HOLDS", "fail", "AGREES", "HOLDS", NO_CLOSER),  # no better than before: its effect decides
+    ("DIFFERS", "HOLDS", "inconclusive", "DIFFERS", "FAILS", POINT_HOLDS),
+    ("DIFFERS", "HOLDS", "pass", "DIFFERS", "HOLDS", TOWARD),  # closer, not there
+    ("DIFFERS", NO_POINT, "inconclusive", "DIFFERS", NO_POINT, RULED_OUT),  # the number still outside our spread
+    ("OPEN", "FAILS", "inconclusive", "OPEN", "OPEN", RULED_OUT),  # its point fails under it
+    ("DIFFERS", NO_POINT, None, "DIFFERS", NO_POINT, RULED_OUT),  # no distance to shrink
+    # an OPEN word (an outcome seen in 0 of 3 seeds reads OPEN) brings nothing back: the distance decides
+    ("OPEN", NO_POINT, "inconclusive", "DIFFERS", NO_POINT, UNDECIDED),
+    ("OPEN", "OPEN", "fail", "DIFFERS", "FAILS", NO_CLOSER),
+    ("NOT TESTED", NO_POINT, None, "DIFFERS", NO_POINT, NO_CLOSER),
 ])
-def test_findings(verdict, status, before, expected):
-    assert finding(verdict, status, before) == expected
+def test_findings(number, point, status, number_before, point_before, expected):
+    assert finding(number, point, status, number_before, point_before) == expected
+
+
+CROSSED = CLAIMS["winograd_adjectives.crossed"]  # an outcome per seed: street the largest weight of each row
+
+
+def adjectives(shows: list[bool]) -> dict:
+    """winograd_adjectives' crossed rows as its builder writes them, each seed's largest weight on street where
+    it shows the chapter's outcome, on the adjective where not (seed by seed a little apart: a spread)."""
+    rows = []
+    for adjective in ("wet", "wide", "busy", "steep"):
+        row = {"adjective": adjective, "role": "crossed", "block": 2}
+        for column in CROSSED["value"]["among"]:
+            cells = [0.7 + 0.01 * (k % 7) if column == ("6:street" if shown else "11:adj")
+                     else 0.1 if column in ("6:street", "11:adj") else 0.01 for k, shown in enumerate(shows)]
+            row[column], row[f"{column}_seeds"] = float(np.mean(cells)), ";".join(map(str, cells))
+        rows.append(row)
+    return {"winograd_adjectives": pd.DataFrame(rows)}
+
+
+@pytest.mark.parametrize("shows, number, found", [
+    ([False] * 3, "OPEN", NO_CLOSER),  # seen in 0 of 3 seeds: not ruled out, not seen, never consistent
+    ([False, True, True], "OPEN", UNDECIDED),  # 2 of 3: still OPEN, brought back by no word; the distance decides
+    ([True] * 80, "AGREES", REPRODUCED),  # the outcome of most of 80 seeds
+])
+def test_only_an_outcome_seen_in_most_seeds_brings_a_claim_back(monkeypatch, shows, number, found):
+    """A hypothesis whose runs show the chapter's outcome in 0 of 3 seeds leaves its number OPEN: its finding is
+    the distance's (no reproduction, nothing "consistent"), and the claim stays not established."""
+    h = Hypothesis("one_head", (CROSSED["id"],), "winograd_adjectives", "one head", "model.n_heads=1")
+    monkeypatch.setattr(contradictions, "hypothesis_table", lambda *_, **__: adjectives(shows)["winograd_adjectives"])
+    row = hypothesis_row(h, CROSSED, {CROSSED["id"]: CROSSED}, {}, adjectives([False] * 80), {}, {})
+    assert (row["number_before"], row["point_before"]) == ("DIFFERS", NO_POINT)  # 0 of 80: a rare outcome
+    assert row["number_under_hypothesis"] == number and row["finding"] == found
+    assert "consistent" not in row["says"] and row["says"].startswith(found.split(" under")[0])
+    assert explained([row]) == ({CROSSED["id"]: f"{REPRODUCED}: model.n_heads=1"} if found in COMES_BACK else {})
 
 
 def test_a_shrinkage_of_diverged_runs_is_not_a_number():
@@ -156,18 +201,19 @@ def test_a_control_reads_another_column_with_its_seeds():
 def test_a_claim_no_hypothesis_brings_back_is_not_established():
     rows = [{"claim": "a", "role": "hypothesis", "finding": TOWARD, "setting": "x"},
             {"claim": "b", "role": "control", "finding": REPRODUCED, "setting": "y"},
-            {"claim": "c", "role": "hypothesis", "finding": CONSISTENT, "setting": "z"}]
-    assert explained(rows) == {"c": f"{CONSISTENT}: z"}  # a control brings nothing back
+            {"claim": "c", "role": "hypothesis", "finding": POINT_HOLDS, "setting": "z"}]
+    assert explained(rows) == {"c": f"{POINT_HOLDS}: z"}  # a control brings nothing back
 
 
-def test_the_ledger_notes_what_was_tried_and_keeps_its_verdict():
+def test_the_ledger_notes_what_was_tried_and_keeps_its_words():
     from attnlab.claims.evaluate import ledger
     tables = runaway([137.0, 140.0, 135.0])
     plain = ledger([STD], tables, "full")
     tables["contradictions"] = pd.DataFrame([{"claim": STD["id"], "setting": "train.lr=1e-2",
                                               "finding": "moves toward the chapter"}])
     noted = ledger([STD], tables, "full")
-    assert noted["verdict"].tolist() == plain["verdict"].tolist()
+    words = ["number", "point"]
+    assert noted[words].values.tolist() == plain[words].values.tolist() == [["DIFFERS", "HOLDS"]]
     assert noted["note"][0].endswith("tried: train.lr=1e-2: moves toward the chapter")
 
 
@@ -189,13 +235,15 @@ def test_one_rate_is_no_where_two_bands_never_meet_where_both_were_measured():
     assert one_rate(bands, measured, names)["finding"].startswith("no: no rate between 1e-3 and 6e-3")
     together = {"a": [(5e-3, 9e-3)], "b": [(4e-3, 6e-3)], "c": [(2e-3, 7e-3)]}
     rates = (1e-3, 6e-3, 1e-2)
-    fits = {(c, 6e-3): "fits" for c in names}  # the ledger's verdict at each rate tried: MATCH or CONSISTENT
-    yes = one_rate(together, measured, names, fits, rates)
+    agrees = {(c, 6e-3): "AGREES" for c in names}  # the ledger's number word at each rate tried
+    yes = one_rate(together, measured, names, agrees, rates)
     assert yes["finding"].startswith("yes: at 6e-3") and yes["band_low"] == yes["band_high"] == 6e-3
-    # bands that meet are not a yes: a number still undecided where they meet leaves it open
-    open_ = one_rate(together, measured, names, {**fits, ("b", 6e-3): "undecided"}, rates)
+    # bands that meet are not a yes: a number OPEN where they meet (not ruled out, not shown) leaves it open
+    open_ = one_rate(together, measured, names, {**agrees, ("b", 6e-3): "OPEN"}, rates)
     assert open_["finding"].startswith("not established: not ruled out together at 5e-3 – 6e-3")
-    assert "second" in open_["finding"]
+    assert open_["finding"].endswith("not shown to agree at a rate tried there: the second (OPEN)")
+    assert one_rate(together, measured, names, dict.fromkeys(agrees, "OPEN"), rates)["finding"].startswith(
+        "not established")
     assert one_rate({"a": bands["a"], "c": bands["c"]}, measured, names)["finding"].startswith("not established")
 
 
@@ -219,3 +267,17 @@ def test_one_rate_is_no_where_the_runaway_needs_a_rate_at_which_the_divided_head
         open_ = one_rate(bands, measured, names, {}, rates, soft_at_5e3, "runaway")["finding"]
         assert open_.startswith("not established")
     assert open_.endswith("the divided head collapsed in 2 of 3 seeds at 6e-3")
+
+
+@pytest.mark.parametrize("seeds, word, fits", [
+    ([137.0, 140.0, 135.0], "DIFFERS", "misses"),  # far below the chapter's 5147
+    ([5000.0, 5300.0, 4900.0], "OPEN", "fits"),  # not ruled out; 3 seeds cannot yet show the test could fail
+    ([4900.0, 5100.0, 5200.0, 5000.0, 5300.0, 5050.0, 4950.0, 5150.0], "AGREES", "fits"),
+    ([5000.0], "NOT TESTED", "not tested"),  # one seed: no spread
+])
+def test_a_rate_reads_the_ledgers_number_word(seeds, word, fits):
+    """The sweep's cell at one rate: the ledger's number word there (an OPEN one with what would decide it), a fit
+    where the chapter's number is not ruled out."""
+    found, shown = rate_status(STD, runaway(seeds))
+    assert found == word and FITS[found] == fits
+    assert shown == word or shown.startswith("OPEN, 8 seeds per row would decide it")

@@ -1,8 +1,10 @@
-"""The reader's report, without a browser: a front in the shape of a reproduction report (summary with analytic
-and trained claims counted apart, contents above the ledger, what did not reproduce, the claims plot linked to its
-SVG), headings in words; each section's provenance (commits with their dates, devices, seeds) with nothing left
-unsaid; captions rendered with their titles, lists and formulas; numbers kept whole. The browser's view:
-test_pipeline.py."""
+"""The reader's report, without a browser: its first screen answers "did it reproduce?" (the ledger's summary
+sentence and what does not come back, right under the title), then a front in the shape of a reproduction report
+(summary with analytic and trained claims counted apart, contents above the ledger, what does not come back, the
+claims plot linked to its SVG), headings in words, and last the words the ledger uses, each defined; the two verdict
+columns in their colours and marks, no word of the old combined verdict; each section's provenance (commits with
+their dates, devices, seeds) with nothing left unsaid; captions rendered with their titles, lists and formulas;
+numbers kept whole. The browser's view: test_report_browser.py."""
 
 import json
 import re
@@ -12,19 +14,30 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from attnlab import report
+from attnlab import report, style
+from attnlab.claims.render import summary_line
+from attnlab.claims.rules import NUMBER_WORDS, POINT_WORDS
 from attnlab.config import ROOT
 from attnlab.families import load_families
 from attnlab.tables import BUILDERS as TABLE_BUILDERS, DECLARED, chapter_order, for_people, provenance, seed_ids
 
 LEDGER = pd.DataFrame([
     {"id": "ladder.block", "table": "ladder", "statement": "s", "chapter": "38.07", "reproduced": "38.09 ± 0.3529",
-     "interval": "[37.76, 38.42]", "rule": "within 1 %", "verdict": "MATCH", "margin": "0.05 tol", "note": "",
-     "seeds": 7, "profile": "full"},
+     "interval": "[37.76, 38.42]", "rule": "within 1 %", "number": "AGREES", "point": "–",
+     "why": "38.07 ± 0.38 is a typical run of ours", "margin": "0.05 tol", "note": "", "seeds": 7, "chance": 0.05,
+     "profile": "full"},
     {"id": "ladder.gain", "table": "ladder", "statement": "s", "chapter": "1.8", "reproduced": "1.88 ± 0.379",
-     "interval": "[0.939, 2.822]", "rule": "within ±0.5", "verdict": "INCONCLUSIVE", "margin": "0.16 tol ± 1.9",
-     "note": "", "seeds": 3, "profile": "full"},
+     "interval": "[0.939, 2.822]", "rule": "within ±0.5; conclusion: above 1", "number": "OPEN", "point": "HOLDS",
+     "why": "not ruled out, 12 seeds per row would decide it", "margin": "0.16 tol ± 1.9", "note": "point HOLDS: x",
+     "seeds": 3, "chance": 0.05, "profile": "full"},
+    {"id": "ladder.residual", "table": "ladder", "statement": "s", "chapter": "5.2", "reproduced": "2.1 ± 0.2",
+     "interval": "[1.9, 2.3]", "rule": "within 5 %; conclusion: above 4", "number": "DIFFERS", "point": "FAILS",
+     "why": "5.2 ± 0.26 lies outside one run of ours", "margin": "Δ 12 tol", "note": "point FAILS: y", "seeds": 7,
+     "chance": 0.05, "profile": "full"},
 ])
+# the words of the combined verdict the two columns replaced: none may come back
+OLD_WORDS = re.compile(r"\b(MATCH|CONSISTENT|UNRESOLVED|CONCLUSION HOLDS|INCONCLUSIVE|NOT JUDGED|SAME AS PUBLISHED|MOVED|"
+                       r"NOT MEASURABLE|CONTRADICTED|MISSING)\b")
 TABLE = pd.DataFrame({"row": [1, 2], "held_out_ppl": [60.1, 38.09], "steps": [3000, 3000],
                       "commit": ["a5b45a3a77 ×3", "5387a7a1fc ×4, a5b45a3a77 ×3"],
                       "device": ["NVIDIA H200 ×3", "AMD EPYC ×4, NVIDIA H200 ×3"], "seed_ids": ["0–2", "0–6"],
@@ -135,8 +148,9 @@ def test_a_long_list_is_cut_to_its_first_items_in_the_summary_line():
     assert report.shortened_lists("fails on [[1, 2], [3, 4], [5, 6], [7, 8], [9, 0]]: 1 of 10") == \
         "fails on [[1, 2], [3, 4], [5, 6], … (5 values)]: 1 of 10"
     assert report.shortened_lists("[36.42, 37.5] and [1, 2, 3, 4]") == "[36.42, 37.5] and [1, 2, 3, 4]"
-    ledger = pd.DataFrame([{"id": "t.c", "table": "t", "verdict": "CONTRADICTED", "chapter": "0",
-                            "reproduced": str([float(i) for i in range(15)]), "interval": "", "note": "", "margin": "m"}])
+    ledger = pd.DataFrame([{"id": "t.c", "table": "t", "number": "DIFFERS", "point": "–", "chapter": "0",
+                            "reproduced": str([float(i) for i in range(15)]), "interval": "", "note": "", "margin": "m",
+                            "why": "w"}])
     line = report.not_reproduced(ledger.assign(seeds=10), None, {})
     assert "[0.0, 1.0, 2.0, … (15 values)]" in line and "14.0" not in line
 
@@ -158,12 +172,11 @@ def test_a_caption_has_its_title_as_the_heading_its_lists_and_its_formulas():
     assert report.caption_title("No title here.") is None
 
 
-def test_the_front_reads_like_a_reproduction_report(tmp_path):
-    """Summary (analytic and trained claims apart), contents above the long parts, what did not reproduce (with the
-    ledger's reason where it gives one), the claims plot linked to its SVG, then the ledger; sections headed in words."""
-    ledger, table = tmp_path / "results/full/claims.csv", tmp_path / "results/full/tables/ladder.csv"
+def built_report(tmp_path, ledger: pd.DataFrame) -> str:
+    """The page report.main writes for `ledger` beside one table, its caption and the claims plot (a PNG with its SVG)."""
+    csv, table = tmp_path / "results/full/claims.csv", tmp_path / "results/full/tables/ladder.csv"
     table.parent.mkdir(parents=True)
-    LEDGER.assign(reason=["", "Six seeds cannot tell 1.88 from 1.8 ± 0.5."]).to_csv(ledger, index=False)
+    ledger.to_csv(csv, index=False)
     TABLE.to_csv(table, index=False)
     png = tmp_path / "figures/full/claims.png"
     png.parent.mkdir(parents=True)
@@ -173,14 +186,66 @@ def test_the_front_reads_like_a_reproduction_report(tmp_path):
     caption.parent.mkdir(parents=True)
     caption.write_text("The whole ladder\n================\n\nEleven models.\n")
     out = tmp_path / "results/full/report.html"
-    report.main(["--profile", "full", "--ledger", str(ledger), "--out", str(out), "--trained", "ladder",
+    report.main(["--profile", "full", "--ledger", str(csv), "--out", str(out), "--trained", "ladder",
                  f"table={table}", f"caption={caption}", f"claims_figure={png}"])
-    page = out.read_text()
+    return out.read_text()
+
+
+def test_the_first_screen_answers_whether_it_reproduced(tmp_path):
+    """Right under the title: the ledger's summary sentence, each number that DIFFERS and each point that FAILS
+    with ours against the chapter's, and a link to the ledger; the words' definitions come last."""
+    page = built_report(tmp_path, LEDGER)
+    answer = page[page.index("</h1>") + len("</h1>"):page.index("</section>")]
+    assert answer.startswith('<section id="answer">')
+    assert report.esc(summary_line(LEDGER)) in answer
+    assert "1 AGREES, 1 DIFFERS, 1 OPEN" in answer and "1 HOLDS, 1 FAILS" in answer  # both columns, apart
+    assert ("<li><a href=\"#ladder\"><code>ladder.<wbr>residual</code></a> (number DIFFERS, point FAILS): ours 2.1 ± 0.2 "
+            "against the chapter&#x27;s 5.2</li>") in answer
+    assert "ladder.gain" not in answer and '<a href="#ledger">' in answer  # an OPEN number is not a difference
+    at = [page.index(s) for s in ("</h1>", report.esc(summary_line(LEDGER)), '<section id="summary">',
+                                  '<nav id="contents">', '<section id="ledger">', '<section id="words">')]
+    assert at == sorted(at) and page.index('<section id="words">') > page.rindex('<section id="ladder">')
+
+
+def test_the_words_defined_are_those_the_ledger_uses(tmp_path):
+    page = built_report(tmp_path, LEDGER)
+    words = page[page.index('<section id="words">'):]
+    for used in ("number <strong>AGREES</strong>", "number <strong>DIFFERS</strong>", "number <strong>OPEN</strong>",
+                 "point <strong>HOLDS</strong>", "point <strong>FAILS</strong>", "point <strong>–</strong>"):
+        assert used in words
+    assert "NOT TESTED" not in words and "point <strong>OPEN</strong>" not in words
+
+
+def test_no_word_of_the_old_combined_verdict_is_left(tmp_path):
+    page = built_report(tmp_path, LEDGER)
+    assert not OLD_WORDS.findall(page)
+    assert 'data-label="verdict"' not in page and 'data-label="number"' in page and 'data-label="point"' in page
+
+
+def test_every_word_of_both_columns_has_its_own_colour_and_mark():
+    """Okabe and Ito's hues (style.PALETTE), and within a column a mark each: no word is told by colour alone."""
+    for column, words, colours, marks in (("number", NUMBER_WORDS, style.NUMBER_COLOURS, style.NUMBER_MARKS),
+                                          ("point", POINT_WORDS, style.POINT_COLOURS, style.POINT_MARKS)):
+        assert list(colours) == list(words) and list(marks) == list(words)
+        assert set(colours.values()) <= set(style.PALETTE) and len(set(marks.values())) == len(marks)
+        for word in words:
+            shown = report.verdict_mark(column, word)
+            assert f"color:{colours[word]}" in shown and marks[word] in shown and word in shown
+
+
+def test_the_front_reads_like_a_reproduction_report(tmp_path):
+    """Summary (analytic and trained claims apart), contents above the long parts, what does not come back (with
+    why, and the ledger's reason where it gives one), the claims plot linked to its SVG, then the ledger; sections
+    headed in words."""
+    page = built_report(tmp_path, LEDGER.assign(reason=["", "Six seeds cannot tell 1.88 from 1.8 ± 0.5.", ""]))
     at = [page.index(s) for s in ('<section id="summary">', '<nav id="contents">', '<section id="not-reproduced">',
                                   'alt="every numeric claim', '<section id="ledger">', '<section id="ladder">')]
     assert at == sorted(at)
-    assert "0 of the 0 analytic" not in page and "1 of the 2 trained claims reproduced" in page
+    assert "analytic (" not in page and "trained (3): numbers 1 AGREES, 1 DIFFERS, 1 OPEN, points 1 HOLDS, 1 FAILS" in page
     assert '<h2>The whole ladder <span class="id">ladder</span></h2>' in page and "<p>Eleven models.</p>" in page
+    missed = page[page.index('<section id="not-reproduced">'):page.index('<section id="claims-plot">')]
+    assert missed.index("ladder.<wbr>residual") < missed.index("ladder.<wbr>gain")  # what differs before what is open
+    assert "ladder.<wbr>block" not in missed and "not ruled out, 12 seeds per row would decide it." in missed
     assert '<span class="reason">Six seeds cannot tell 1.88 from 1.8 ± 0.5.</span>' in page
     assert '<a href="../../figures/full/claims.svg"' in page
     assert re.search(r"Provenance: commits a5b45a3a77 ×6 \([^)]*\), 5387a7a1fc ×4", page)
@@ -189,9 +254,10 @@ def test_the_front_reads_like_a_reproduction_report(tmp_path):
 
 
 def test_a_claims_kind_is_the_ledgers_where_it_says_else_its_tables():
-    assert list(report.kinds(LEDGER, {"ladder"})) == ["trained", "trained"]
-    assert list(report.kinds(LEDGER, set())) == ["analytic", "analytic"]
-    assert list(report.kinds(LEDGER.assign(kind=["analytic", "trained"]), set())) == ["analytic", "trained"]
+    assert list(report.kinds(LEDGER, {"ladder"})) == ["trained"] * 3
+    assert list(report.kinds(LEDGER, set())) == ["analytic"] * 3
+    assert list(report.kinds(LEDGER.assign(kind=["analytic", "trained", "trained"]), set())) == ["analytic", "trained",
+                                                                                                 "trained"]
 
 
 def test_the_registry_is_the_one_list_of_tables():

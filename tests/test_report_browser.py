@@ -1,7 +1,8 @@
-"""The published reports as a reader at 800 px sees them (headless Chromium, tests/browser.py; seconds): every
-ledger row's verdict and seeds and every contradictions row's finding in view without scrolling sideways, no
-sideways scrolling at all, no verdict or number broken across lines; and the check fails on a report whose
-ledger stays a table at 800 px (its narrow-window cards switched off)."""
+"""The published reports as a reader at 800 px sees them (headless Chromium, tests/browser.py; seconds): the first
+screen answers "did it reproduce?" (the summary sentence and the link to the ledger in view, the words' definitions
+below it); every ledger row's number and point and every contradictions row's finding in view without scrolling
+sideways, no sideways scrolling at all, no verdict's word or number broken across lines; and the check fails on a
+report whose ledger stays a table at 800 px (its narrow-window cards switched off)."""
 
 from pathlib import Path
 
@@ -13,8 +14,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("profile", ["full", "quick"])
-def test_every_verdict_seed_count_and_finding_is_in_view_at_800_px(profile, tmp_path):
+def test_the_answer_and_every_verdict_and_finding_are_in_view_at_800_px(profile, tmp_path):
     seen = seen_in_browser(REPO / "results" / profile / "report.html", tmp_path)
+    first = seen["narrow"]["first_screen"]
+    assert first["answer"] is not None and first["ledger_link"] <= first["height"] < first["words"], first
     for frame in ("wide", "narrow"):
         readable = seen[frame]["readable"]
         assert readable["rows"] > 0 and readable["hidden"] == [], (frame, readable["hidden"][:5])
@@ -28,4 +31,4 @@ def test_the_check_fails_on_a_ledger_that_scrolls_sideways_at_800_px(tmp_path):
     assert "@media (max-width: 960px)" in page
     (tmp_path / "report.html").write_text(page.replace("@media (max-width: 960px)", "@media (max-width: 10px)"))
     hidden = seen_in_browser(tmp_path / "report.html", tmp_path)["narrow"]["readable"]["hidden"]
-    assert any(h.endswith(": verdict") for h in hidden)
+    assert any(h.endswith(": number") for h in hidden)

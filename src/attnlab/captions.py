@@ -15,15 +15,16 @@ these names). The names a template can use:
     .mean .sd .n .values     its mean (a number: arithmetic works), sd, how many seeds, each seed's value
     .over_seeds              mean ± sd of each seed's value, as the ledger reads the cell
   row.seeds                  the row's seed count (its own, never the table's largest)
-  ledger                     every ledger row (a Claim each): ledger | selectattr('verdict', 'equalto', 'MATCH')
-  claim('ladder.block')      a ledger row: .chapter .reproduced .interval .verdict .seeds .margin, as the
-                             ledger prints them; .value is the chapter's number, .ours our mean (numbers)
+  ledger                     every ledger row (a Claim each): ledger | selectattr('number', 'equalto', 'AGREES')
+  claim('ladder.block')      a ledger row: .chapter .reproduced .interval .number .point .why .seeds .margin, as
+                             the ledger prints them; .words its number's word and its point's ("AGREES; point
+                             HOLDS"); .value is the chapter's number, .ours our mean (numbers)
   run('ladder/block')        the composed config of a run of this profile (its seed 0): run('ladder/block').train.lr
   evals('norm/post_warmup')  a run's evaluations over training (evals.csv of seed 0): .row(step=500).held_out_ppl_128
   measurement('gpt2_params') the settings an analytic measurement recorded: measurement('gpt2_params').d_model
   config('measure/scale')    a YAML file under configs/, as written; settings: the profile's (configs/profile/P.yaml)
   profile                    the profile's name
-  verdicts                   the verdict words (the ledger's), each with its meaning where the ledger defines one
+  words                      the ledger's words, each with its meaning: words.number, words.point
 
 A number prints in the tables' format (one format in the project: attnlab.tables.fmt); filters say
 otherwise: `| dp(2)` fixed decimals, `| sig(2)` significant digits, `| pct` a share as a percent,
@@ -210,6 +211,12 @@ class Claim:
         return "" if pd.isna(value) else plain(value) if column == "seeds" else str(value)
 
     @property
+    def words(self) -> str:
+        """Its number's word and, where the chapter states a point, the point's: "AGREES; point HOLDS"."""
+        from attnlab.claims.rules import NO_POINT
+        return self.number + ("" if self.point == NO_POINT else f"; point {self.point}")
+
+    @property
     def value(self) -> float:
         """The chapter's number (for arithmetic: how far ours is from it)."""
         return leading_number(self.chapter, f"claim {self._row['id']}'s chapter value")
@@ -304,10 +311,10 @@ def config(name: str) -> Settings:
     return Settings(yaml.safe_load(path.read_text(encoding="utf-8")))
 
 
-def verdict_words() -> dict[str, str]:
-    """The ledger's verdicts; their meanings where the ledger defines them (a dict), else empty."""
-    from attnlab.claims.rules import VERDICTS
-    return dict(VERDICTS) if isinstance(VERDICTS, dict) else dict.fromkeys(VERDICTS, "")
+def ledger_words() -> dict[str, dict[str, str]]:
+    """The ledger's words, each with its meaning: the number's and the point's."""
+    from attnlab.claims.rules import NUMBER_WORDS, POINT_WORDS
+    return {"number": dict(NUMBER_WORDS), "point": dict(POINT_WORDS)}
 
 
 # ---------------------------------------------------------------- numbers as they print
@@ -369,7 +376,7 @@ def render(template: str, sources: Sources, table_id: str | None = None, env: ji
     """The caption as a reader sees it; a field the data cannot fill stops it, naming the field. `names`: more
     names for the template (a test's)."""
     names = {"table": sources.table, "claim": sources.claim, "run": sources.run, "evals": sources.evals,
-             "measurement": sources.measurement, "config": config, "verdicts": verdict_words(), "ledger": sources.claims(),
+             "measurement": sources.measurement, "config": config, "words": ledger_words(), "ledger": sources.claims(),
              "profile": sources.profile, **(names or {})}
     if (CONFIG_DIR / "profile" / f"{sources.profile}.yaml").is_file():
         names["settings"] = config(f"profile/{sources.profile}")

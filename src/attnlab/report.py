@@ -4,17 +4,20 @@
         --trained ladder,average_ladder,... claims_figure=figures/quick/claims.png \
         table=results/quick/tables/ladder.csv figure=figures/quick/ladder.png caption=results/quick/captions/ladder.rst ...
 
-The front, in the shape of a reproduction report (ML Reproducibility Challenge, ReScience): a summary
-that counts the analytic and the trained claims apart, the contents, what was reproduced, what did not
-(each claim with ours against the chapter's, its seeds and what was tried), the choices the chapter does
-not state, what was easy and what was hard, what each verdict means, the claims plot and every claim;
-then one section per table in the chapter's order (each table's declared place, attnlab.tables): its caption (rendered from the profile's data:
-attnlab.captions), the claims it carries, the table itself, where its numbers were made (commits and
-their dates, devices, seeds) and its figure inline. No JavaScript; figures are the pipeline's PNGs,
-embedded, each linking to its SVG beside it. The page never scrolls sideways: on a narrow window the
-ledger and the contradictions table become cards (a row's cells stacked, each labelled), other tables
-scroll in their own box, and no number or verdict is broken across lines. (Snakemake's own report,
-with the rule graph and runtimes, sits beside it as snakemake_report.html.)
+The first screen answers "did it reproduce?": under the title the ledger's summary sentence (each word of
+its two verdicts counted, the chapter's number and its point apart), each number that DIFFERS and each
+point that FAILS with ours against the chapter's, and the way to the ledger. Then the front, in the shape of
+a reproduction report (ML Reproducibility Challenge, ReScience): a summary that counts the analytic and the
+trained claims apart, the contents, what comes back, what does not or is open (each claim with ours against
+the chapter's, its seeds, why and what was tried), the choices the chapter does not state, what was easy and
+what was hard, the claims plot and every claim; then one section per table in the chapter's order (each
+table's declared place, attnlab.tables): its caption (rendered from the profile's data: attnlab.captions),
+the claims it carries, the table itself, where its numbers were made (commits and their dates, devices,
+seeds) and its figure inline; last, what each word the ledger uses means. No JavaScript; figures are the
+pipeline's PNGs, embedded, each linking to its SVG beside it. The page never scrolls sideways: on a narrow
+window the ledger and the contradictions table become cards (a row's cells stacked, each labelled), other
+tables scroll in their own box, and no number or verdict's word is broken across lines. (Snakemake's own
+report, with the rule graph and runtimes, sits beside it as snakemake_report.html.)
 """
 
 from __future__ import annotations
@@ -29,20 +32,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab.claims.render import is_judged_loosely, loose_warning, seeds_text, summary_line, variant_lines, verdict_definitions
-from attnlab.claims.rules import VERDICTS
+from attnlab.claims.render import (HOW_JUDGED, counted, differing_lines, is_judged_loosely, loose_warning, seeds_text,
+                                   summary_line, variant_lines, word_definitions)
+from attnlab.claims.rules import NO_POINT, NUMBER_WORDS, POINT_WORDS
 from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
 from attnlab.families.throughput import NOT_ON_A_GPU
-from attnlab.style import VERDICT_COLOURS, VERDICT_MARKS
+from attnlab.style import NUMBER_COLOURS, NUMBER_MARKS, POINT_COLOURS, POINT_MARKS
 from attnlab.tables import for_people, parse_named, tally
 
-REPRODUCED = ("MATCH", "CONCLUSION HOLDS")
-# the chapter's one run is a plausible draw of ours, agreement to its tolerance not shown: listed with what was
-# reproduced, apart; every other verdict under what did not reproduce
-CONSISTENT = "CONSISTENT"
-# not ruled out, but the tolerance is below what one run can show: listed apart from both, with its band
-UNRESOLVED = "UNRESOLVED"
+# each verdict column's words: their colours and marks, their meanings (in the columns' order)
+LOOKS = {"number": (NUMBER_COLOURS, NUMBER_MARKS), "point": (POINT_COLOURS, POINT_MARKS)}
+WORDS = {"number": NUMBER_WORDS, "point": POINT_WORDS}
 KINDS = ("analytic", "trained")
 PROVENANCE = ("commit", "device", "seed_ids", "run_dates")  # read as text: a commit of digits only is not a number
 DEVICE_KINDS = ("cpu", "cuda", "mps")  # what a record says where it names no model
@@ -107,9 +108,20 @@ def breakable(name: str) -> str:
     return re.sub(r"([._])", r"\1<wbr>", esc(name))
 
 
-def verdict_mark(verdict: str) -> str:
-    return (f'<span class="verdict" style="color:{VERDICT_COLOURS.get(verdict, "#1f2328")}">'
-            f'{VERDICT_MARKS.get(verdict, "")} {esc(verdict)}</span>')
+def verdict_mark(column: str, word: str) -> str:
+    """A word of the ledger's `number` or `point` column in its colour, after its mark (NO_POINT is its own mark)."""
+    colours, marks = LOOKS[column]
+    mark = f"{marks[word]} " if marks[word] != word else ""
+    return f'<span class="verdict" style="color:{colours[word]}">{mark}{esc(word)}</span>'
+
+
+def ledger_line_html(line: str, tables: dict[str, str]) -> str:
+    """A line of the ledger's Markdown (attnlab.claims.render) as HTML, its long lists cut: **words** strong, a
+    `claim id` linked to its table's section (`tables`: claim id → table)."""
+    def claim(found: re.Match) -> str:
+        name = f"<code>{breakable(found[1])}</code>"
+        return f'<a href="#{esc(tables[found[1]])}">{name}</a>' if found[1] in tables else name
+    return re.sub(r"`([^`]+)`", claim, emphasis_html(sentence_html(shortened_lists(line))))
 
 
 def row_anchor(claim_id: str, hypothesis_id: str) -> str:
@@ -181,32 +193,35 @@ def emphasis_html(text: str) -> str:
 
 # ---------------------------------------------------------------- the ledger and the tables
 
-LEDGER_COLUMNS = {"id": "claim", "chapter": "chapter", "reproduced": "ours", "interval": f"{LEVEL * 100:g} % interval",
-                  "seeds": "seeds", "verdict": "verdict", "margin": "margin", "statement": "the chapter says"}
-WIDTHS = {"id": "14%", "chapter": "8%", "reproduced": "11%", "interval": "10%", "seeds": "5%", "verdict": "16%",
-          "margin": "8%", "statement": "28%"}
+LEDGER_COLUMNS = {"id": "claim", "chapter": "chapter", "reproduced": "ours", "number": "number", "point": "point",
+                  "why": "why"}
+WIDTHS = {"id": "19%", "chapter": "11%", "reproduced": "13%", "number": "14%", "point": "10%", "why": "33%"}
+# what a ledger row keeps folded under its why: the claim in the chapter's words, how it was judged, the bookkeeping
+FOLDED = {"statement": "the chapter says", "rule": "rule", "interval": f"our mean's {LEVEL * 100:g} % interval",
+          "seeds": "seeds", "seed_sets": "seed sets", "margin": "margin", "band": "band", "would_decide": "would decide",
+          "plan": "plan", "seed_share": "seed share", "note": "note", "reason": "reason"}
 
 
-def ledger_table(ledger: pd.DataFrame, columns: tuple[str, ...], link: bool) -> str:
-    """Claims, one a row; on a narrow window one a card (the CSS), every cell labelled. The statement's cell
-    also holds the rule, the note and, where the ledger gives one, the reason."""
-    head = "".join(f'<th style="width:{WIDTHS.get(c, "auto")}">{LEDGER_COLUMNS.get(c, c)}</th>' for c in columns)
+def ledger_table(ledger: pd.DataFrame, link: bool) -> str:
+    """Claims, one a row; on a narrow window one a card (the CSS), every cell labelled. The why's cell also
+    holds, folded, what the chapter says, the rule and the ledger's bookkeeping (FOLDED)."""
+    head = "".join(f'<th style="width:{WIDTHS[c]}">{name}</th>' for c, name in LEDGER_COLUMNS.items())
     rows = []
     for _, claim in ledger.iterrows():
         cells = []
-        for c in columns:
-            label = f' data-label="{LEDGER_COLUMNS.get(c, c)}"'
-            if c == "verdict":
-                cells.append(f'<td class="verdict"{label}>{verdict_mark(claim[c])}</td>')
+        for c, name in LEDGER_COLUMNS.items():
+            label = f' data-label="{name}"'
+            if c in LOOKS:
+                cells.append(f'<td class="verdict"{label}>{verdict_mark(c, claim[c])}</td>')
             elif c == "id":
                 name = breakable(claim[c])
                 cells.append(f'<td class="wide"{label}><a href="#{esc(claim["table"])}">{name}</a></td>' if link
                              else f'<td class="wide"{label}>{name}</td>')
-            elif c == "statement":
-                extra = "".join(f'<span class="small">{what}: {sentence_html(shortened_lists(text(claim.get(k))))}</span>'
-                                for k, what in (("rule", "rule"), ("note", "note"), ("reason", "why"))
-                                if text(claim.get(k)))
-                cells.append(f'<td class="wide"{label}>{sentence_html(claim[c])}{extra}</td>')
+            elif c == "why":
+                folded = "".join(f'<span class="small">{what}: {sentence_html(shortened_lists(text(claim.get(k))))}</span>'
+                                 for k, what in FOLDED.items() if text(claim.get(k)))
+                cells.append(f'<td class="wide"{label}>{sentence_html(claim[c])}<details><summary>the claim and how it '
+                             f"was judged</summary>{folded}</details></td>")
             else:
                 cells.append(cell_html(claim.get(c), label=label))
         rows.append(f"<tr>{''.join(cells)}</tr>")
@@ -219,7 +234,7 @@ def data_table(table: pd.DataFrame, row_ids: list[str] | None = None, cards: boo
     shown, shared = for_people(table)
     if cards:  # what a reader looks for first
         first = [c for c in ("claim", "finding", "setting", "chapter", "ours_before", "ours_under_hypothesis", "seeds",
-                             "verdict") if c in shown]
+                             "number_under_hypothesis", "point_under_hypothesis") if c in shown]
         shown = shown[first + [c for c in shown if c not in first]]
     head = "".join(f"<th>{esc(c)}</th>" for c in shown.columns)
     ids = [f' id="{esc(i)}"' for i in row_ids] if row_ids else [""] * len(shown)
@@ -332,12 +347,12 @@ def figure_html(png: Path, alt: str, folder: Path) -> str:
 
 
 def claims_plot(png: Path, folder: Path) -> str:
-    return ('<p class="meta">Top: one row per claim of one number, grouped by table: our mean divided by the chapter\'s '
-            "value, with its interval; the shaded band is the rule's tolerance. Below: every claim that did not "
-            "reproduce, in its own units: the spread of our seeds (thin), our mean's interval (thick), the chapter's "
-            "number (a diamond) and the seed count.</p>"
-            + figure_html(png, "every numeric claim: ours over the chapter's, and every claim that did not reproduce",
-                          folder))
+    return ('<p class="meta">Left: one row per claim of one number, grouped by table: our mean divided by the chapter\'s '
+            "value, with its interval, in its number's word; the shaded band is the rule's tolerance. Right: each claim "
+            "whose number DIFFERS or whose point FAILS, in its own units: the spread of our seeds (thin), our mean's "
+            "interval (thick), the chapter's number (a diamond), both words and the seed count.</p>"
+            + figure_html(png, "every numeric claim: ours over the chapter's, and each claim whose number differs or "
+                               "whose point fails", folder))
 
 
 def kinds(ledger: pd.DataFrame, trained: set[str]) -> pd.Series:
@@ -349,84 +364,105 @@ def kinds(ledger: pd.DataFrame, trained: set[str]) -> pd.Series:
 
 
 def counts_table(ledger: pd.DataFrame, kind: pd.Series) -> str:
-    """Verdicts by kind of claim, with the totals."""
-    verdicts = [v for v in VERDICTS if (ledger["verdict"] == v).any()]
+    """Each word of the two verdict columns by kind of claim, with the totals."""
     head = "".join(f"<th>{k}</th>" for k in (*KINDS, "all"))
     rows = []
-    for v in verdicts:
-        counts = [int(((ledger["verdict"] == v) & (kind == k)).sum()) for k in KINDS] + [int((ledger["verdict"] == v).sum())]
-        rows.append(f"<tr><td>{verdict_mark(v)}</td>" + "".join(f'<td class="num">{n}</td>' for n in counts) + "</tr>")
+    for column, words in WORDS.items():
+        for word in words:
+            said = ledger[column] == word
+            if said.any():
+                counts = [int((said & (kind == k)).sum()) for k in KINDS] + [int(said.sum())]
+                rows.append(f"<tr><td>{column} {verdict_mark(column, word)}</td>"
+                            + "".join(f'<td class="num">{n}</td>' for n in counts) + "</tr>")
     totals = [int((kind == k).sum()) for k in KINDS] + [len(ledger)]
     rows.append("<tr><th>claims</th>" + "".join(f'<td class="num"><strong>{n}</strong></td>' for n in totals) + "</tr>")
-    return f'<table class="counts"><tr><th>verdict</th>{head}</tr>{"".join(rows)}</table>'
+    return f'<table class="counts"><tr><th>word</th>{head}</tr>{"".join(rows)}</table>'
 
 
-def summary(ledger: pd.DataFrame, kind: pd.Series, profile: str) -> str:
+def answer(ledger: pd.DataFrame) -> str:
+    """The first screen: did it reproduce? The ledger's summary sentence, a shortened profile's warning, each
+    number that DIFFERS and each point that FAILS with ours against the chapter's, and the way to the ledger."""
+    tables = dict(zip(ledger["id"], ledger["table"]))
+    loose = f"<p>{ledger_line_html(loose_warning(ledger), tables)}</p>" if is_judged_loosely(
+        ledger["profile"].iloc[0]) else ""
+    lines = [ledger_line_html(line, tables) for line in differing_lines(ledger, bullet="")]
+    differing = (f"<p>What does not come back ({len(lines)}):</p><ul>" + "".join(f"<li>{line}</li>" for line in lines)
+                 + "</ul>") if lines else "<p>No number DIFFERS and no point FAILS.</p>"
+    return (f'<section id="answer"><p class="answer"><strong>{esc(summary_line(ledger))}</strong></p>{loose}'
+            f'{differing}<p><a href="#ledger">Every claim, with why its number reads its word: the ledger</a> · '
+            '<a href="#words">what each word means</a></p></section>')
+
+
+def summary(ledger: pd.DataFrame, kind: pd.Series) -> str:
     said = []
     for k in KINDS:
         these = ledger[kind == k]
+        points = these[these["point"] != NO_POINT]
         if len(these):
-            done, near = int(these["verdict"].isin(REPRODUCED).sum()), int((these["verdict"] == CONSISTENT).sum())
-            said.append(f"{done} of the {len(these)} {k} claims reproduced (MATCH or CONCLUSION HOLDS)"
-                        + (f", {near} consistent with the chapter's one run (CONSISTENT)" if near else ""))
-    loose = (f"<p><strong>Profile {esc(profile)} {esc(loose_warning(ledger))}</strong> The full profile judges the "
-             "chapter's numbers.</p>" if is_judged_loosely(profile) else "")
-    failed = ledger[ledger["verdict"] == "CONTRADICTED"]["id"].tolist()
-    verdict = (f"<p><strong>The verdict: {len(failed)} of the chapter's claims fail on our runs (CONTRADICTED: the "
-               f"chapter's point is false on our runs){': ' + esc(', '.join(failed)) if failed else ''}.</strong> "
-               f"What each verdict means:</p>{verdict_meanings()}<p>Counts, with numbers and conclusions judged apart: "
-               f"{esc(summary_line(ledger))}.</p>")
-    return loose + verdict + (f"<p>The chapter's {len(ledger)} claims: {esc('; '.join(said))}. Analytic "
-            "claims are computed or measured once (parameter counts, the averaging matrix, statistics of random rows); "
-            "trained claims are read over seeds, of trained runs or of a measurement repeated (the timings), where one "
-            f"printed run of the chapter's meets our spread.</p>" + counts_table(ledger, kind))
+            said.append(f"{k} ({len(these)}): numbers {counted(these['number'], NUMBER_WORDS)}"
+                        + (f", points {counted(points['point'], POINT_WORDS)}" if len(points) else ""))
+    return (f"<p>The chapter's {len(ledger)} claims by kind, {esc('; '.join(said))}. Analytic claims are computed or "
+            "measured once (parameter counts, the averaging matrix, statistics of random rows); trained claims are read "
+            "over seeds, of trained runs or of a measurement repeated (the timings), where one printed run of the "
+            "chapter's meets our spread.</p>" + counts_table(ledger, kind))
+
+
+def by_table(claims: pd.DataFrame, titles: dict, aside) -> str:
+    """Claims as a list of their tables, each linked to its section, a claim's `aside(claim)` after its name."""
+    return "<ul>" + "".join(f'<li><a href="#{esc(t)}">{esc(titles.get(t, t))}</a>: '
+                            + ", ".join(f'{esc(c.id.removeprefix(t + "."))}{aside(c)}' for c in these.itertuples())
+                            + "</li>" for t, these in claims.groupby("table", sort=False)) + "</ul>"
 
 
 def reproduced(ledger: pd.DataFrame, kind: pd.Series, titles: dict) -> str:
-    """The claims that came back, by kind and table, each linked to its table's section; then, apart, those
-    whose chapter run is a plausible draw of ours (CONSISTENT)."""
-    def by_table(these) -> str:
-        return "".join(f'<li><a href="#{esc(t)}">{esc(titles.get(t, t))}</a>: '
-                       + ", ".join(f'{esc(c.id.removeprefix(t + "."))}{" (conclusion)" if c.verdict == "CONCLUSION HOLDS" else ""}'
-                                   for c in claims.itertuples()) + "</li>"
-                       for t, claims in these.groupby("table", sort=False))
-
+    """The claims whose number AGREES, by kind and table (a point that does not hold named beside its claim); then,
+    apart, the points that hold beside a number that does not agree."""
+    loose = ("<p>Trained numbers are judged here against the profile's own published seeds: AGREES says the pipeline "
+             "gives what the profile published, not what the chapter printed.</p>"
+             if is_judged_loosely(ledger["profile"].iloc[0]) else "")
     out = []
     for k in KINDS:
-        these = ledger[(kind == k) & ledger["verdict"].isin(REPRODUCED)]
+        these = ledger[(kind == k) & (ledger["number"] == "AGREES")]
         if len(these):
-            out.append(f"<p><strong>{k.capitalize()}</strong> ({len(these)}):</p><ul>{by_table(these)}</ul>")
-    near = ledger[ledger["verdict"] == CONSISTENT]
-    if len(near):
-        out.append(f"<p><strong>Consistent with the chapter's one run</strong> ({len(near)}): it agrees as well as one "
-                   f"run can show (or the chapter's model shows a minority outcome of ours):</p><ul>{by_table(near)}</ul>")
-    unresolved = ledger[ledger["verdict"] == UNRESOLVED]
-    if len(unresolved):
-        out.append(f"<p><strong>Not ruled out, but unresolved</strong> ({len(unresolved)}): the chapter's run is not "
-                   "contradicted, but its tolerance is narrower than one run of ours can show, so agreement to it "
-                   "cannot be shown at any count of seeds (the ledger's band column says what each test can resolve):"
-                   f"</p><ul>{by_table(unresolved)}</ul>")
-    return "".join(out) or "<p>No claim reproduced.</p>"
+            out.append(f"<p><strong>{k.capitalize()} numbers that agree</strong> ({len(these)}):</p>"
+                       + by_table(these, titles, lambda c: f" (point {c.point})" if c.point in ("OPEN", "FAILS") else ""))
+    held = ledger[(ledger["number"] != "AGREES") & (ledger["point"] == "HOLDS")]
+    if len(held):
+        out.append(f"<p><strong>Points that hold where the number does not agree</strong> ({len(held)}):</p>"
+                   + by_table(held, titles, lambda c: f" (number {c.number})"))
+    return loose + ("".join(out) or "<p>No number agrees and no point holds.</p>")
+
+
+def rank(claim) -> int:
+    """Where a claim comes in what does not come back: a number that DIFFERS or a point that FAILS first, then
+    what is OPEN, then what was NOT TESTED."""
+    if claim.number == "DIFFERS" or claim.point == "FAILS":
+        return 0
+    return 2 if claim.number == "NOT TESTED" and claim.point != "OPEN" else 1
 
 
 def not_reproduced(ledger: pd.DataFrame, hypotheses: pd.DataFrame | None, titles: dict) -> str:
-    """One item per claim that is neither MATCH nor CONCLUSION HOLDS: ours against the chapter's with its
-    seeds, why (the ledger's `reason`, where it gives one), and the hypotheses tried on it."""
-    missed = ledger[~ledger["verdict"].isin((*REPRODUCED, CONSISTENT, UNRESOLVED))]
+    """One item per claim whose number does not agree or whose point fails or is open (rank's order): ours
+    against the chapter's with its seeds, why the number reads its word, the ledger's `reason` where it gives one,
+    and the hypotheses tried on it."""
+    missed = ledger[(ledger["number"] != "AGREES") | ledger["point"].isin(("FAILS", "OPEN"))]
     if missed.empty:
-        return "<p>Every claim is reproduced or consistent with the chapter's one run.</p>"
-    order = ["CONTRADICTED", *(v for v in VERDICTS if v != "CONTRADICTED")]  # the chapter's point false first
+        return "<p>Every number agrees, and every point the chapter states holds.</p>"
     items = []
-    for _, claim in missed.sort_values("verdict", key=lambda v: v.map(order.index), kind="stable").iterrows():
-        interval = text(claim["interval"])
+    for claim in sorted(missed.itertuples(), key=rank):
+        interval = text(claim.interval)
         interval = f", interval {esc(shortened_lists(interval))}" if interval else ""
-        seeds = f"{int(claim['seeds'])} seed{'s' if int(claim['seeds']) != 1 else ''}" if text(claim.get("seeds")) else ""
+        seeds = f"{int(claim.seeds)} seed{'s' if int(claim.seeds) != 1 else ''}" if text(claim.seeds) else ""
+        words = verdict_mark("number", claim.number) + (f" {verdict_mark('point', claim.point)}"
+                                                       if claim.point != NO_POINT else "")
         # the reason sentence kept beside the claim in configs/claims.yaml: shown where the ledger carries it
-        reason = f' <span class="reason">{esc(text(claim["reason"]))}</span>' if text(claim.get("reason")) else ""
-        items.append(f'<li><a href="#{esc(claim["table"])}">{esc(titles.get(claim["table"], claim["table"]))}</a>, '
-                     f'<code>{breakable(claim["id"])}</code> {verdict_mark(claim["verdict"])}: ours '
-                     f'{esc(shortened_lists(text(claim["reproduced"])))} ({esc(seeds)}{interval}) against the chapter\'s '
-                     f'{esc(claim["chapter"])}.{reason}{tried(claim["id"], hypotheses)}</li>')
+        reason = text(getattr(claim, "reason", ""))
+        reason = f' <span class="reason">{esc(reason)}</span>' if reason else ""
+        items.append(f'<li><a href="#{esc(claim.table)}">{esc(titles.get(claim.table, claim.table))}</a>, '
+                     f'<code>{breakable(claim.id)}</code> {words}: ours '
+                     f'{esc(shortened_lists(text(claim.reproduced)))} ({esc(seeds)}{interval}) against the chapter\'s '
+                     f'{esc(claim.chapter)}; {sentence_html(shortened_lists(text(claim.why)))}.{reason}'
+                     f'{tried(claim.id, hypotheses)}</li>')
     return f'<ul class="missed">{"".join(items)}</ul>'
 
 
@@ -440,22 +476,25 @@ def tried(claim_id: str, hypotheses: pd.DataFrame | None) -> str:
     return " Tried: " + "; ".join(links) + "." if links else ""
 
 
-def verdict_meanings() -> str:
-    """Each verdict in a sentence, the conclusion's words and the rule that derives a claim's verdict: the ledger's
-    own definitions (claims.rules), in the summary before any count uses them."""
-    return ('<dl class="verdicts">' + "".join(f"<dt>{verdict_mark(v)}</dt><dd>{esc(meaning)}</dd>"
-                                              for v, meaning in VERDICTS.items())
-            + f"<dt>conclusions</dt><dd>{esc(verdict_definitions('')[-1])}</dd></dl>")
+def words(ledger: pd.DataFrame) -> str:
+    """The page's last section: each word the ledger uses in one sentence (claims.rules, through
+    render.word_definitions), and what the ledger's columns hold."""
+    tables = dict(zip(ledger["id"], ledger["table"]))
+    defined = "".join(f"<li>{ledger_line_html(line, tables)}</li>" for line in word_definitions(ledger, bullet=""))
+    return (f"<ul>{defined}</ul><p class=\"meta\">The ledger's file, claims.csv (here folded under each claim's why). "
+            f"{esc(HOW_JUDGED)}</p>")
 
 
 def span(values: list[str]) -> str:
     return values[0] if len(values) == 1 or values[0] == values[-1] else f"{values[0]} to {values[-1]}"
 
 
-FRONT = (("summary", "Summary"), ("reproduced", "What was reproduced"), ("not-reproduced", "What did not reproduce"),
+FRONT = (("summary", "Summary"), ("reproduced", "What comes back"),
+         ("not-reproduced", "What does not come back, or is open"),
          ("choices", "Choices the chapter does not state"), ("easy-hard", "What was easy, and what was hard"),
          ("claims-plot", "Every claim at a glance"),
          ("ledger", "Every claim: the ledger"))
+WORDS_TITLE = "What each word means"  # the page's last section (words), after the tables'
 
 
 def machines(frames: dict[str, pd.DataFrame]) -> list[str]:
@@ -484,24 +523,29 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
     recovered = sum(dates_recovered(df) for df in frames.values())
     devices = machines(frames)
     front = {
-        "summary": summary(ledger, kind, profile),
+        "summary": summary(ledger, kind),
         "reproduced": reproduced(ledger, kind, titles),
         "not-reproduced": not_reproduced(ledger, hypotheses, titles),
         "choices": caption_html(captions["choices"]) if "choices" in captions else "",
         "easy-hard": caption_html(captions["easy_hard"]) if "easy_hard" in captions else "",
         "claims-plot": claims_plot(claims_figure, folder) if claims_figure else "",
-        "ledger": f'<p class="meta">ours: our mean ± sd over seeds; {LEVEL * 100:g} % interval: the mean\'s; seeds: how many the '
-                  "claim reads; margin: the mean's distance from the chapter in tolerances (tol), ± its interval, or how "
-                  "far it clears or misses a bound; under each statement the rule (the check that makes a MATCH, and "
-                  "the chapter's point without its number: conclusion) and the ledger's note.</p>"
-                  + ledger_table(ledger, tuple(LEDGER_COLUMNS), link=True),
+        "ledger": '<p class="meta">ours: our mean ± the sd of one run over seeds; number and point: the two verdicts, the '
+                  "chapter's number and its point without the number judged apart (<a href=\"#words\">what each word "
+                  "means</a>); why: why the number reads its word. Folded under it: what the chapter says, the rule, our "
+                  "mean's interval, the seeds and the ledger's bookkeeping (a note begins with the point's reason where "
+                  "it has one).</p>"
+                  + ledger_table(ledger, link=True),
     }
     contents = "".join(f'<li><a href="#{i}">{name}</a></li>' for i, name in FRONT if front[i]) + (
-        '<li>The tables<ol>' + "".join(f'<li><a href="#{t}">{esc(titles[t])}</a></li>' for t in ids) + "</ol></li>")
+        '<li>The tables<ol>' + "".join(f'<li><a href="#{t}">{esc(titles[t])}</a></li>' for t in ids) + "</ol></li>"
+        f'<li><a href="#words">{WORDS_TITLE}</a></li>')
+    variant = f", variant {esc(ledger['variant'].iloc[0])}" if "variant" in ledger else ""
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>"
              f'<meta name="viewport" content="width=device-width, initial-scale=1">'
              f"<title>attnlab: {profile} profile</title><style>{CSS}</style></head><body>",
-             f"<h1>Self-attention from the plain average: does the chapter reproduce? (attnlab, profile {esc(profile)})</h1>",
+             f"<h1>Self-attention from the plain average: does the chapter reproduce? (attnlab, profile {esc(profile)}"
+             f"{variant})</h1>",
+             answer(ledger),
              f'<p class="meta">{len(ids)} tables, {esc(seeds_text(ledger))}; '
              f"{esc('runs dated ' + span(ran) if ran else 'no run dated')}"
              f"{esc(' (a run that recorded no dates is dated from git: not before its commit, not after its record landed)') if recovered else ''}"
@@ -509,7 +553,7 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
              f"Every number comes from a run folder under <code>results/{esc(profile)}/runs/</code> (or a measurement's "
              "record) with its composed config, seed and commit; every number in the text is read from the tables, "
              "the ledger or the runs (<code>workflow/report/*.rst</code> are templates).</p>",
-             "".join(f'<p class="variant">{esc(line).replace("**", "")}</p>' for line in variant_lines(ledger)),
+             "".join(f'<p class="variant">{ledger_line_html(line, {})}</p>' for line in variant_lines(ledger)),
              f'<section id="summary"><h2>Summary</h2>{front["summary"]}</section>',
              f'<nav id="contents"><h2>Contents</h2><ol>{contents}</ol></nav>']
     for i, name in FRONT[1:]:
@@ -521,8 +565,7 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         if t in captions:
             parts.append(caption_html(captions[t]))
         if len(claims):
-            parts.append(ledger_table(claims, ("id", "chapter", "reproduced", "seeds", "verdict", "statement"),
-                                      link=False))
+            parts.append(ledger_table(claims, link=False))
         table = frames[t]
         parts.append(data_table(table, [row_anchor(r.claim, r.hypothesis_id) for r in table.itertuples()]
                                 if t == "contradictions" else None, cards=t == "contradictions"))
@@ -534,7 +577,7 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         if t in figures:
             parts.append(figure_html(figures[t], f"figure {t}", folder))
         parts.append("</section>")
-    parts.append("</body></html>")
+    parts.append(f'<section id="words"><h2>{WORDS_TITLE}</h2>{words(ledger)}</section></body></html>')
     # one line: line breaks mean nothing to HTML here (no <pre>), and a page of embedded figures is
     # for browsers; so no run of lines repeats between profiles' reports or within one
     return re.sub(r"\s*\n\s*", " ", "".join(parts)) + "\n"

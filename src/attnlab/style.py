@@ -1,4 +1,4 @@
-"""One look for every figure and the report: palette and markers, the verdicts' colours and marks,
+"""One look for every figure and the report: palette and markers, the two verdicts' colours and marks,
 the headline, the legend, how the chapter's value is drawn, and the PNG and SVG it is saved as.
 Figure builders (attnlab.families.*, attnlab.claims.plot) call these; none styles itself.
 
@@ -35,15 +35,13 @@ CHAPTER = {"marker": "D", "ms": 8, "mfc": "none", "mec": "black", "mew": 1.3, "l
 CHAPTER_LINE = {"color": "black", "ls": (0, (5, 3)), "lw": 1}
 OUTLINE = "chapter: the row's largest weight"  # heat_map's outlined cells
 HEADLINE = "headline"  # gid of the title and subtitle, which layout() keeps above the axes
-# A verdict, in the report and in the claims plot: Okabe and Ito's colour-blind-safe hues, and a mark
-# each, so no verdict is told by colour alone
-VERDICT_COLOURS = {"MATCH": "#0072B2", "CONSISTENT": "#8E4585", "CONCLUSION HOLDS": "#009E73",
-                   "INCONCLUSIVE": "#B35C00", "CONTRADICTED": "#C1272D", "MISSING": "#6e7781",
-                   "UNRESOLVED": "#CC79A7", "NOT JUDGED": "#6e7781", "NOT MEASURABLE": "#6e7781",
-                   "SAME AS PUBLISHED": "#0072B2", "MOVED": "#C1272D"}  # a shortened profile's: as MATCH, CONTRADICTED
-VERDICT_MARKS = {"MATCH": "✓", "CONSISTENT": "○", "CONCLUSION HOLDS": "≈", "INCONCLUSIVE": "?", "CONTRADICTED": "✗",
-                 "MISSING": "–", "UNRESOLVED": "◌", "NOT JUDGED": "⊘", "NOT MEASURABLE": "⊘", "SAME AS PUBLISHED": "=",
-                 "MOVED": "≠"}
+# The ledger's two verdicts (attnlab.claims.rules: NUMBER_WORDS, POINT_WORDS), in the report and in the claims plot:
+# Okabe and Ito's colour-blind-safe hues and a mark each, so no word is told by colour alone. OPEN, a word of both,
+# looks the same in each; FAILS has DIFFERS' colour and its own mark; "–" is rules.NO_POINT (the chapter states none)
+NUMBER_COLOURS = {"AGREES": "#0072B2", "DIFFERS": "#D55E00", "OPEN": "#CC79A7", "NOT TESTED": "#000000"}
+NUMBER_MARKS = {"AGREES": "=", "DIFFERS": "≠", "OPEN": "?", "NOT TESTED": "⊘"}
+POINT_COLOURS = {"HOLDS": "#009E73", "FAILS": "#D55E00", "OPEN": "#CC79A7", "–": "#000000"}
+POINT_MARKS = {"HOLDS": "✓", "FAILS": "✗", "OPEN": "?", "–": "–"}
 # the SVG names its clip paths and glyphs by hashes salted with this, not with a random salt, so a
 # rebuilt figure is the same bytes
 SVG_SALT = "attnlab"

@@ -9,15 +9,16 @@ configs/claims.yaml holds the chapter's numbers (its header documents the vocabu
 reads a value out of a table CSV, seed by seed, checks it with its `rule` and, where given, its
 `conclusion`: a number the chapter printed as one run of its code (against the spread of one run of
 ours), a conclusion, bound or ordering on our mean's interval, an outcome per seed on the share of
-seeds, judged as a draw (stats). The number and the conclusion get verdicts of their own and the
-claim's is derived from both (rules.OVERALL_RULE); the verdicts are defined once, in rules.VERDICTS.
-Each ledger row also gives the margin, a one-run number's band (what its test can resolve), the mean's
-interval, the seed sets read, the looks its rows had (configs/pipeline.yaml's seed plans: every level
-corrected for them) and, for an INCONCLUSIVE claim, the seeds that would decide it with 80 % power.
+seeds, judged as a draw (stats). The number and the chapter's point get a word each, apart — AGREES,
+DIFFERS, OPEN, NOT TESTED; HOLDS, FAILS, OPEN, or – where the chapter states none — and no word combines
+them; the words are defined once, in rules.NUMBER_WORDS and rules.POINT_WORDS. Each ledger row also says
+why its number reads its word, a one-run number's band (what its test can resolve), the mean's interval, the
+seed sets read, the looks its rows had (configs/pipeline.yaml's seed plans: every level spent over them) and,
+for an OPEN claim, the seeds that would decide it.
 
-rules     the claims file: vocabulary, validation; the verdicts' definitions; the seed plans
+rules     the claims file: vocabulary, validation; the words' definitions; the seed plans
 read      reading a claim's value per seed out of the tables (its expression)
-evaluate  checks and verdicts (judge: a Judgement, the ledger's row), the ledger
+evaluate  checks and words (judge: a Judgement, the ledger's row), the ledger
 seed_plans the seeds per row each claim needs, from the pilot seeds (python -m attnlab.claims plan)
 compare   a value under a changed setting against the published one (the contradictions table's statistics)
 lr_sweep  whether one learning rate reproduces every sqrt(d_k) number (the sqrt_dk_sweep table's analysis)
@@ -31,7 +32,7 @@ from attnlab.claims.cli import main
 from attnlab.claims.evaluate import judge, ledger
 from attnlab.claims.read import Missing, evaluate, load_tables
 from attnlab.claims.render import README_END, README_START, summary_line
-from attnlab.claims.rules import CLAIMS_FILE, ROOT, VERDICTS, ClaimsError, load_claims, validate_claim
+from attnlab.claims.rules import CLAIMS_FILE, NUMBER_WORDS, POINT_WORDS, ROOT, ClaimsError, load_claims, validate_claim
 
-__all__ = ["CLAIMS_FILE", "ROOT", "README_END", "README_START", "VERDICTS", "ClaimsError", "Missing", "evaluate",
+__all__ = ["CLAIMS_FILE", "NUMBER_WORDS", "POINT_WORDS", "ROOT", "README_END", "README_START", "ClaimsError", "Missing", "evaluate",
            "judge", "ledger", "load_claims", "load_tables", "main", "summary_line", "validate_claim"]

@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> None:
     check.add_argument("--profile", required=True)
     check.add_argument("--csv", required=True)
     check.add_argument("--md", required=True)
-    check.add_argument("--published", help="a variant's ledger: the published claims.csv, whose verdicts it names")
+    check.add_argument("--published", help="a variant's ledger: the published claims.csv, whose words it names")
     check.add_argument("--label", default="", help="a variant's ledger: what the variant changed")
     check.add_argument("tables", nargs="*", help="table CSVs, <id>.csv")
     plan = sub.add_parser("plan", help="each planned row's 80 %%-power seed count at its design margin, from its pilot "

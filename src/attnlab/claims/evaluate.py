@@ -14,26 +14,27 @@ from attnlab.claims import stats
 from attnlab.claims.read import Missing, columns_read, estimate, select, table_reads, uses_lead
 from attnlab.claims.reference import load as load_reference, printed_number, reference_file, regression
 from attnlab.claims.render import describe_check, describe_claim, show, show_chapter, show_number
-from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, NUMBER_VERDICTS, REGRESSION_VERDICTS, ROOT,
-                                  TARGET_CHECKS, TWIN_BEYOND_SPREAD, TWIN_NOT_RUN, ClaimsError, load_looks,
-                                  overall_verdict, rounding)
+from attnlab.claims.rules import (NO_POINT, NUMBER_WORD, POINT_WORD, ROOT, TARGET_CHECKS, TWIN_BEYOND_SPREAD,
+                                  TWIN_NOT_RUN, ClaimsError, load_looks, rounding)
 from attnlab.claims.stats import Sample
 from attnlab.tables import SEEDS_SUFFIX
 
 MIN_REPEATS = 5  # a timing is judged on at least this many repeated measurements
+# a seed plan's amendments (configs/pipeline.yaml) that say it was written after its row's seeds were trained
+AFTER_SEEDS = ("looked", "short")
 
 
 # ---------------------------------------------------------------- checks
 
 @dataclass
 class Outcome:
-    status: str                   # "pass", "fail", "inconclusive"; a one-run number or an outcome of one model:
-                                  # also "consistent", "unresolved", "unjudged" (rules.NUMBER_VERDICTS)
+    status: str                   # "pass", "fail", "open" or "untested" (rules.NUMBER_WORD, rules.POINT_WORD)
     margin: str                   # how far the value is from the chapter (or past the bound), for the ledger
     share: str = ""               # "k/n": seeds in which the outcome holds, where the check is judged on them
-    to_decide: int = 0            # seeds per row that would decide it with 80 % power (0: no count would)
-    why: str = ""                 # what keeps it undecided, where that is not the seeds' spread
+    to_decide: int = 0            # seeds per row that would decide it (0: no count would, or it is decided)
+    why: str = ""                 # why it reads its word, in one sentence
     band: str = ""                # a one-run number: the chapter values it accepts, the shift it catches (stats.band)
+    chance: float = 0.0           # the chance that a chapter value drawn from ours reads "fail" (the test's α)
 
 
 @dataclass(frozen=True)
@@ -45,12 +46,13 @@ class Judging:
     bounds: tuple[float, float] | None = None
     seeded: bool = False  # a value made over seeds (a trained claim): one seed, or no spread, judges no miss
     necessary: bool = False  # an outcome per seed the chapter argues holds in every model (stats.decide_necessary)
+    by_rank: bool = False  # not normal on its own scale (a bounded share or accuracy, two modes): judged by rank
 
 
 def overall(statuses) -> str:
     """Every element must pass; one clear failure fails the whole."""
     statuses = np.asarray(statuses)
-    for status in ("fail", "inconclusive", "consistent"):
+    for status in ("fail", "untested", "open"):
         if np.any(statuses == status):
             return status
     return "pass"
@@ -71,8 +73,13 @@ def run_check(check: dict, value: Sample, claim: dict, tables: dict, judging: Ju
             if decimals is not None:
                 a, b = np.round(a, decimals), np.round(b, decimals)
             gap = np.max(np.abs(a - b))
-            return Outcome("pass", "exact") if gap == 0 else Outcome("fail", f"off by {show_number(float(gap))}")
+            if gap == 0:
+                return Outcome("pass", "exact", why="exact to the printed precision")
+            return Outcome("fail", f"off by {show_number(float(gap))}",
+                           why=f"off by {show_number(float(gap))} at the printed precision")
         if "to" not in check and (value.sets or judging.seeded) and not by_share:  # the chapter's one run
+            if judging.by_rank:
+                return rank_outcome(value, claim, check, judging)
             return one_run_outcome(value, claim, check, judging)
     margins, text = margins_of(check, value, claim, tables, judging)
     if by_share:
@@ -114,41 +121,95 @@ def printed_tolerance(claim: dict, check: dict) -> np.ndarray:
 
 
 def one_run_outcome(value: Sample, claim: dict, check: dict, judging: Judging) -> Outcome:
-    """The chapter printed one run: Δ against the spread of one run of ours (stats.one_draw), the tolerance
-    widened by half the last digit the chapter printed. Undecided, it is INCONCLUSIVE where more seeds would decide
-    it, UNRESOLVED where the tolerance is narrower than one run can show (stats.resolvable), CONSISTENT otherwise;
-    with no spread (one seed, or seeds that all agree) a miss is not judged. Its band: the chapter values the test
-    accepts, and the shift it catches 80 % of the time (stats.band)."""
+    """The chapter printed one run: its value, widened by the tolerance (and half its last printed digit), against a
+    prediction interval of one run of ours (stats.predict). DIFFERS wholly outside; AGREES inside where the test
+    could have failed (stats.powered: a chapter value stats.CATCH_SD one-run sd past the tolerance is caught 80 % of
+    the time); OPEN inside where it could not yet (the seeds per row that would make it able to). No spread (one
+    seed, or seeds that all agree): NOT TESTED."""
     chapter = np.asarray(claim["chapter"], dtype=float)
-    tolerance = printed_tolerance(claim, check)
     gap = stats.combine(np.subtract, value, Sample.constant(chapter))
-    tolerance = np.broadcast_to(tolerance, gap.point.shape)
-    status, half = stats.one_draw(gap, tolerance, judging.level)
+    tolerance = np.broadcast_to(printed_tolerance(claim, check), gap.point.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         in_tol = np.abs(gap.point) / tolerance
     if not np.isfinite(in_tol).any():
-        return Outcome("fail", "not a number")
+        return Outcome("fail", "not a number", why="our value is not a number (a run that diverged)")
+    differs, half = stats.predict(gap, tolerance, judging.level)
     worst = np.unravel_index(np.nanargmax(in_tol), in_tol.shape)
-    text = f"Δ {float(in_tol[worst]):.2g} tol ± {float(np.broadcast_to(half / tolerance, in_tol.shape)[worst]):.2g} (one run)"
-    low, high, catches, sd = (float(np.broadcast_to(x, in_tol.shape)[worst]) for x in
-                              stats.band(value.point, gap, tolerance, judging.level))
+    pick = lambda x: float(np.broadcast_to(x, in_tol.shape)[worst])  # noqa: E731
+    text = f"Δ {pick(in_tol):.2g} tol ± {pick(half / tolerance):.2g} (one run)"
+    low, high, catches, sd = (pick(x) for x in stats.band(value.point, gap, tolerance, judging.level))
     if judging.bounds is not None:  # a chapter value outside the quantity's range is no value at all
         low, high = max(low, judging.bounds[0]), min(high, judging.bounds[1])
     band = (f"accepts [{show_number(low)}, {show_number(high)}]; catches a shift of {show_number(catches)}"
             + (f" ({catches / sd:.1f} sd)" if sd > 0 else "") + f" {stats.POWER_TEXT} of the time")
-    spread, _ = gap.draw_error()
-    if np.any((spread == 0) & (status == "fail")):  # nothing to widen a miss by: no spread, no judgement
-        return Outcome("unjudged", text, why="our seeds give it no spread (one seed, or seeds that all agree): "
-                                              "a miss is not judged")
-    found = overall(np.where(status == "undecided", "inconclusive", status))
-    if found != "inconclusive":
-        return Outcome(found, text, band=band)
-    plans = stats.one_draw_seeds(gap, tolerance, judging.next_level)
-    undecided = plans[status == "undecided"]
-    if np.all(undecided > 0):
-        return Outcome("inconclusive", text, to_decide=int(undecided.max()), band=band)
-    resolvable = stats.resolvable(gap, tolerance, judging.level)[status == "undecided"]
-    return Outcome("consistent" if np.all(resolvable) else "unresolved", text, band=band)
+    if not np.all(gap.sd() > 0):  # nothing to judge a run by: no spread, no judgement
+        return Outcome("untested", text, why="our seeds give it no spread (one seed, or seeds that all agree)")
+    alpha = 1 - judging.level
+    ours, printed, tol = pick(value.point), pick(chapter), pick(tolerance)
+    z = (printed - ours) / sd
+    if differs.any():
+        return Outcome("fail", text, band=band, chance=alpha, why=(
+            f"{show_number(printed)} ± {show_number(tol)} lies outside one run of ours, "
+            f"[{show_number(ours - pick(half))}, {show_number(ours + pick(half))}] at {100 * alpha:.3g} % (z = {z:.2g})"))
+    bottom, top = judging.bounds if judging.bounds is not None else (-np.inf, np.inf)
+    edges = [show_number(x) for x in (ours - catches, ours + catches) if bottom <= x <= top]  # inside its range
+    catch = f"would catch a chapter value past {' or '.join(edges)} ({catches / sd:.1f} sd)" if edges else \
+        f"would catch a chapter value {catches / sd:.1f} sd away"
+    carried = abs(printed - ours) > pick(half)  # inside only because of the declared tolerance
+    typical = (f"{show_number(printed)} within the declared ±{show_number(tol)} of a typical run of ours, "
+               f"{show_number(ours)}" if carried else f"a typical single run of ours (z = {z:.2g})" if abs(z) <= 2
+               else f"not ruled out by one run of ours (z = {z:.2g})")
+    if np.all(stats.powered(gap, judging.level)):
+        return Outcome("pass", text, band=band, chance=alpha, why=f"{typical}; {catch}")
+    needed = stats.seeds_to_power(gap, judging.next_level)
+    return Outcome("open", text, band=band, chance=alpha, to_decide=needed, why=(
+        f"{typical}, but {min(gap.counts, default=1)} seeds cannot yet catch one {stats.CATCH_SD:g} sd past the "
+        "tolerance" + (f"; {needed} seeds per row would" if needed else "")))
+
+
+def rank_outcome(value: Sample, claim: dict, check: dict, judging: Judging) -> Outcome:
+    """A number the chapter printed once, of a quantity that is not normal on its own scale (a share or an accuracy
+    bounded by its range, a value of two modes, a weight per seed): how shallow the chapter's value ± the tolerance
+    lies among our seeds, by rank (stats.rank_p, a conformal p-value), so no run of ours is made rare by the scale.
+    DIFFERS at p <= α; AGREES where the test could have failed: a chapter value stats.CATCH_SD one-run sd past the
+    tolerance, on each side the range leaves room for, reaches p <= α. Too few seeds for that: the normal interval
+    (one_run_outcome)."""
+    seeds = value.per_seed() if len(value.sets) == 1 else None
+    alpha, n = 1 - judging.level, (seeds.shape[-1] if seeds is not None else 0)
+    if seeds is None or n < stats.rank_seeds(judging.level):
+        outcome = one_run_outcome(value, claim, check, replace(judging, by_rank=False))
+        return replace(outcome, why=outcome.why + (f" (on the normal scale: {n} seeds are too few to judge by rank, "
+                                                   f"{stats.rank_seeds(judging.level)} would)" if seeds is not None else ""))
+    chapter = np.broadcast_to(np.asarray(claim["chapter"], dtype=float), value.point.shape)
+    tolerance = np.broadcast_to(printed_tolerance(claim, check), value.point.shape)
+    sd, mean = seeds.std(axis=-1, ddof=1), seeds.mean(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        in_tol = np.abs(mean - chapter) / tolerance
+    text = f"Δ {float(np.nanmax(in_tol)):.2g} tol (by rank)" if np.isfinite(in_tol).any() else "not a number"
+    if not np.all(sd > 0):
+        return Outcome("untested", text, why="our seeds give it no spread (one seed, or seeds that all agree)")
+    p = stats.rank_p(seeds, chapter, tolerance)
+    shown = show_number(float(chapter.flat[0])) if chapter.size == 1 else "the chapter's row"
+    if p <= alpha:
+        return Outcome("fail", text, chance=alpha, why=(
+            f"{shown} ± {show_number(float(tolerance.flat[0]))} lies outside what {n} seeds of ours give one run, by "
+            f"rank: p = {p:.2g} at {100 * alpha:.3g} %"))
+    bottom, top = judging.bounds if judging.bounds is not None else (-np.inf, np.inf)
+    caught, room = [], False
+    for sign in (-1, 1):
+        shifted = mean + sign * (tolerance + stats.CATCH_SD * sd)
+        fits = (shifted >= bottom) & (shifted <= top)
+        if fits.any():
+            room = True
+            caught.append(stats.rank_p(seeds, np.where(fits, shifted, mean), tolerance) <= alpha)
+    typical = f"{shown} is a run of ours by rank (p = {p:.2g}, {n} seeds)"
+    if room and all(caught):
+        return Outcome("pass", text, chance=alpha,
+                       why=f"{typical}; would catch a chapter value {stats.CATCH_SD:g} sd past the tolerance")
+    return Outcome("open", text, chance=alpha, why=(
+        f"{typical}, but a chapter value {stats.CATCH_SD:g} sd past the tolerance "
+        + ("would pass too: the spread of our seeds, not their count, keeps it open" if room else
+           "does not fit in the quantity's range: no count of seeds decides it")))
 
 
 def bound_margins(check: dict, value: Sample, operand) -> list:
@@ -202,7 +263,7 @@ def interval_outcome(margins: list, text: str | None, judging: Judging) -> Outco
                 tightest = (float(mean[i]), float(high[i] - mean[i]))
     statuses = np.broadcast_arrays(*statuses)
     status = overall(np.where(np.any([s == "fail" for s in statuses], axis=0), "fail",
-                              np.where(np.all([s == "pass" for s in statuses], axis=0), "pass", "inconclusive")))
+                              np.where(np.all([s == "pass" for s in statuses], axis=0), "pass", "open")))
     if text is None:
         if tightest is None:
             text = "not a number"
@@ -210,14 +271,18 @@ def interval_outcome(margins: list, text: str | None, judging: Judging) -> Outco
             text = (f"{'clears' if tightest[0] >= 0 else 'misses'} by {show_number(abs(tightest[0]))}"
                     + (f" ± {show_number(tightest[1])}" if tightest[1] > 0 else ""))
     needed = np.concatenate(plans) if plans else np.zeros(0, dtype=int)
-    plan = int(needed.max()) if status == "inconclusive" and len(needed) and np.all(needed > 0) else 0
-    return Outcome(status, text, to_decide=plan)
+    plan = int(needed.max()) if status == "open" and len(needed) and np.all(needed > 0) else 0
+    level = f"our mean's {100 * judging.level:.3g} % interval"
+    why = {"pass": f"{level} clears it", "fail": f"{level} misses it",
+           "open": f"{level} lies on both sides" + (f"; {plan} seeds per row would decide it" if plan else "")}[status]
+    return Outcome(status, text, to_decide=plan, why=why)
 
 
 def share_outcome(margins: list, judging: Judging) -> Outcome:
-    """The outcome per seed (every element, every edge): the chapter showed it in one model, so it is judged as a
-    draw (stats.decide_draw): MATCH where most of our seeds show it, CONTRADICTED only where Wilson's upper bound
-    of its share is below RARE, otherwise a plausible draw — a minority outcome, k of n seeds."""
+    """An outcome per seed (every element, every edge), shown by the chapter's one model, judged as a draw of ours
+    (stats.decide_draw): it passes where most of our seeds show it and the count of seeds could have shown it rare,
+    fails where it is rare (Wilson's upper bound of its share below stats.RARE), and stays open where it is a
+    minority outcome (a plausible, untypical draw) or too few seeds could show it rare (0 of 3 is open)."""
     try:
         per_seed = [(margin_of(*m) if isinstance(m, tuple) else m).per_seed() for m in margins]
     except ValueError as why:
@@ -225,19 +290,42 @@ def share_outcome(margins: list, judging: Judging) -> Outcome:
     holds = np.all([np.all(m >= 0, axis=tuple(range(m.ndim - 1))) for m in per_seed], axis=0)
     holds = np.broadcast_to(holds, (max(m.shape[-1] for m in per_seed),))
     k, n = int(holds.sum()), int(holds.size)
+    if n < 2:  # one value: a fact where nothing is seeded; one seed of a trained run judges no share
+        if judging.seeded:
+            return Outcome("untested", f"holds in {k} of 1 seed", share=f"{k}/{n}",
+                           why="one seed: an outcome's share is not judged")
+        return Outcome("pass" if k else "fail", "holds" if k else "does not hold",
+                       why="holds" if k else "does not hold")
+    able = next((m for m in range(n, stats.MAX_SEEDS + 1) if stats.decide_draw(0, m, judging.level) == "fail"), 0)
     if judging.necessary:
         status = stats.decide_necessary(k, n, judging.level)
         text = f"holds in {k} of {n} seeds, fails in {n - k} (necessary: it must hold in every model)"
+        status = {"consistent": "open"}.get(status, status)
+        why = {"pass": f"holds in all but a rare few of our seeds ({k} of {n})",
+               "fail": f"fails in more than a rare few of our seeds ({n - k} of {n})",
+               "open": f"fails in {n - k} of {n} seeds: too few seeds to tell a rare few from more"}[status]
+        return Outcome(status, text, share=f"{k}/{n}", why=why, chance=1 - judging.level)
+    status = stats.decide_draw(k, n, judging.level)
+    if status == "pass" and n < able:  # most seeds show it, but no count this small could have shown it rare
+        status = "open"
+    said = ("a rare outcome" if status == "fail" else "not seen" if k == 0 else
+            "a minority outcome" if k < n / 2 else "a majority outcome")
+    text = f"{said}, {k} of {n} seeds"
+    if status == "pass":
+        why = f"the outcome of most of our seeds ({k} of {n})"
+    elif status == "fail":
+        why = f"a rare outcome of ours ({k} of {n} seeds: under {stats.RARE_TEXT} at {100 * judging.level:.3g} %)"
+    elif k == 0:  # an outcome never seen is no plausible draw yet: only too few seeds to call it rare
+        why = f"not seen in any of our {n} seeds, too few to show it rare ({able} would)"
+        status = "open"
+    elif status == "consistent" and k < n / 2:
+        why = f"a minority outcome of ours ({k} of {n} seeds): a plausible but untypical draw"
     else:
-        status = stats.decide_draw(k, n, judging.level)
-        said = {"pass": "a majority outcome", "fail": "a rare outcome", "consistent": "a minority outcome"}[status]
-        text = f"{said}, {k} of {n} seeds"
-    if n < 2:  # one value: a fact where nothing is seeded; one seed of a trained run judges no share
-        if judging.seeded:
-            return Outcome("unjudged", f"holds in {k} of 1 seed", share=f"{k}/{n}",
-                           why="one seed: an outcome's share is not judged")
-        return Outcome("pass" if k else "fail", "holds" if k else "does not hold")
-    return Outcome(status, text, share=f"{k}/{n}")
+        why = f"seen in {k} of {n} seeds: too few to call it the outcome of most" + (
+            f" and to have shown it rare ({able} would)" if n < able else "")
+    status = {"consistent": "open"}.get(status, status)
+    return Outcome(status, text, share=f"{k}/{n}", why=why, to_decide=able if status == "open" and k == 0 else 0,
+                   chance=1 - judging.level)
 
 
 def gap_text(gap: Sample, tolerance: np.ndarray, judging: Judging) -> str:
@@ -257,8 +345,8 @@ def gap_text(gap: Sample, tolerance: np.ndarray, judging: Judging) -> str:
 
 @dataclass
 class Judgement:
-    """One claim judged: the ledger's row (`row()`: its columns, in their order) and, for an INCONCLUSIVE claim,
-    the seeds per row that would decide it."""
+    """One claim judged: the ledger's row (`row()`: its columns, in their order) and, for a claim left OPEN, the
+    seeds per row that would decide it."""
     id: str
     kind: str                # trained (a value made over seeds) or analytic
     table: str
@@ -271,17 +359,19 @@ class Judgement:
     seeds: int               # the fewest seeds of the rows read
     seed_sets: str           # the seed counts of the rows read, where they differ
     looks: int               # the looks its rows had (their level: stats.level_for)
-    seed_share: str          # k/n: seeds in which an outcome holds (a value of two modes: the nearest mode's)
+    plan: str                # where a row it reads had its seeds planned after they were read: "after its seeds"
+    seed_share: str          # k/n: seeds in which an outcome holds
     would_decide: str        # what would decide it (more seeds per row, repeated timings), in words
     band: str                # a one-run number: the chapter values it accepts, the shift it catches
-    number: str              # the number's verdict (rules.NUMBER_VERDICTS)
-    conclusion: str          # the conclusion's (rules.CONCLUSION_VERDICTS, or NO CONCLUSION)
-    verdict: str             # the claim's, from both (rules.overall_verdict)
+    number: str              # the number's word (rules.NUMBER_WORDS)
+    point: str               # the chapter's point's word (rules.POINT_WORDS; rules.NO_POINT where it states none)
+    why: str                 # why the number reads its word, in one sentence
     margin: str              # how far the value is from the chapter (or past the bound)
-    note: str                # why, in words
-    reason: str              # configs/claims.yaml's reason, for a claim left CONTRADICTED or INCONCLUSIVE
-    # an INCONCLUSIVE claim: the seeds per row that decide it with 80 % power (None where no count up to
-    # stats.MAX_SEEDS does, or more seeds are not what it needs); 0 for a claim decided
+    note: str                # the point's why, and everything else a reader may ask
+    reason: str              # configs/claims.yaml's reason, for a claim whose number or point is not borne out
+    chance: float            # the chance that the number reads DIFFERS were the chapter's value a run of ours
+    # an OPEN claim: the seeds per row that decide it (None where no count up to stats.MAX_SEEDS does, or more seeds
+    # are not what it needs); 0 for a claim decided
     to_decide: int | None = field(default=0, repr=False)
 
     def row(self) -> dict:
@@ -338,20 +428,6 @@ def split_modes(seeds: np.ndarray) -> list[np.ndarray]:
     return [seeds[seeds < cut], seeds[seeds >= cut]]
 
 
-def nearest_mode(value: Sample, claim: dict) -> tuple[Sample, str, str]:
-    """For a claim of `modes: 2` (two outcomes among our seeds, a mean of which describes neither): the mode nearest
-    the chapter's run as a value of its own (the chapter's run is one draw, of one mode), each mode's mean ± sd and
-    share, and the nearest mode's share."""
-    seeds = value.per_seed()
-    modes = split_modes(seeds) if seeds.size >= 4 else []
-    if min((m.size for m in modes), default=0) < 2:  # two seeds a mode at least (ties can leave one side short)
-        return value, summary(value), ""
-    nearest = min(modes, key=lambda m: abs(m.mean() - float(claim["chapter"])))
-    said = "; ".join(f"{show(m.mean(), m.std(ddof=1))} in {m.size} of {seeds.size} seeds" for m in modes)
-    return Sample(np.asarray(nearest.mean()), {nearest.size: nearest}), f"two modes: {said}", \
-        f"{nearest.size}/{seeds.size}"
-
-
 def not_measured(claim: dict, tables: dict) -> str:
     """Why the chapter's quantity was not measured on the device that made the claim's table (its `measurable`),
     or "" where it was."""
@@ -367,129 +443,108 @@ def not_measured(claim: dict, tables: dict) -> str:
 
 
 def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False, reference: dict | None = None) -> Judgement:
-    """One ledger row: the number's verdict and the conclusion's apart, and the claim's from both
-    (rules.overall_verdict). `looks`: how many times the rows it reads had seeds added after reading the ledger (its
-    level: stats.level_for); `shortened`: the profile trains a shortened budget, so a trained claim's printed number
-    is not compared with the chapter's but with the profile's own `reference` (attnlab.claims.reference: SAME AS
-    PUBLISHED or MOVED; NOT JUDGED without one), and nothing that fails at that budget is held against the chapter;
-    its orderings and conclusions that hold are shown."""
+    """One ledger row: the number's word and the point's, judged apart (no word combines them). `looks`: how many
+    times the rows it reads had seeds added after reading the ledger (its level: stats.level_for); `shortened`: the
+    profile trains a shortened budget, so a trained claim's printed number is judged against the profile's own
+    `reference` (attnlab.claims.reference), not the chapter's; its other trained numbers are NOT TESTED, and its points
+    are judged on its own short runs (a point that FAILS there says nothing of the chapter)."""
     trained = seeded(claim, tables)
     judging = Judging(stats.level_for(looks), stats.level_for(looks + 1),
-                      tuple(claim["range"]) if "range" in claim else None, trained, bool(claim.get("necessary")))
+                      tuple(claim["range"]) if "range" in claim else None, trained, bool(claim.get("necessary")),
+                      by_rank=trained and ("range" in claim or "modes" in claim
+                                           or (uses_lead(claim["value"]) and printed_number(claim))))
     row = {"id": claim["id"], "kind": "trained" if trained else "analytic", "table": claim["table"],
            "statement": " ".join(str(claim["statement"]).split()), "chapter": show_chapter(claim["chapter"]),
            "reproduced": "–", "rule": describe_claim(claim), "headline": bool(claim.get("headline")), "interval": "",
-           "seeds": 0, "seed_sets": "", "looks": looks, "seed_share": "", "would_decide": "", "band": "",
-           "number": "MISSING", "conclusion": NO_CONCLUSION if "conclusion" not in claim else "MISSING"}
+           "seeds": 0, "seed_sets": "", "looks": looks, "plan": "", "seed_share": "", "would_decide": "", "band": "",
+           "number": "NOT TESTED", "point": NO_POINT if "conclusion" not in claim and not claim.get("necessary")
+           else "OPEN", "margin": "–", "reason": "", "chance": 0.0}
     unmeasured = not_measured(claim, tables)
     if unmeasured:
-        return Judgement(**{**row, "number": "NOT MEASURABLE", "conclusion": NO_CONCLUSION if "conclusion" not in
-                            claim else "NOT MEASURABLE", "verdict": "NOT MEASURABLE", "margin": "–", "note": unmeasured,
-                            "reason": ""})
+        return Judgement(**row, why=unmeasured, note="")
     try:
         value = estimate(claim["value"], tables, claim["table"])
         row.update(reproduced=summary(value), interval=interval_text(value, judging),
                    seeds=min(value.counts, default=1),
                    seed_sets=" · ".join(map(str, sorted(value.counts, reverse=True))) if len(value.counts) > 1 else "")
-        judged_value, mode_share = value, ""
         if claim.get("modes"):
-            judged_value, row["reproduced"], mode_share = nearest_mode(value, claim)
-        conclusion, note, concluded = claim.get("conclusion"), "", None
+            row["reproduced"] = modes_text(value)
+        conclusion, concluded = claim.get("conclusion"), None
         read_apart = bool(conclusion) and "value" in conclusion
         c_value = estimate(conclusion["value"], tables, claim["table"]) if read_apart else value
         # an outcome per seed with a conclusion per seed: the chapter's one model showed both, so its number is
         # judged as a draw of the seeds that show both
-        by_share = uses_lead(claim["value"])
+        by_share = uses_lead(claim["value"]) and not judging.by_rank
         joint = (margins_of(conclusion, c_value, claim, tables)[0]
                  if by_share and conclusion and uses_lead(conclusion["value"] if read_apart else claim["value"]) else [])
         # a necessary outcome: the chapter's one model is a draw of ours (the number); its argument that every model
-        # shows it is the conclusion, refuted by the seeds where it fails
-        rule = checked(claim["rule"], judged_value, claim, tables, replace(judging, necessary=False), by_share,
+        # shows it is the point, refuted by the seeds where it fails
+        rule = checked(claim["rule"], value, claim, tables, replace(judging, necessary=False), by_share,
                        [claim["value"], claim["rule"]], joint)
         if judging.necessary:
-            concluded = checked(claim["rule"], judged_value, claim, tables, judging, by_share,
+            concluded = checked(claim["rule"], value, claim, tables, replace(judging, by_rank=False), True,
                                 [claim["value"], claim["rule"]])
-            note = f"conclusion {CONCLUSION_VERDICTS[concluded.status]}: {concluded.margin}"
         elif conclusion:
             # the claim's range is its value's: a conclusion that reads another keeps the mean's plain interval
             c_judging = Judging(judging.level, judging.next_level, None if read_apart else judging.bounds, trained)
             concluded = checked(conclusion, c_value, claim, tables, c_judging,
                                 uses_lead(conclusion["value"] if read_apart else claim["value"]),
                                 [conclusion.get("value", claim["value"]), conclusion])
-            note = (f"conclusion {CONCLUSION_VERDICTS[concluded.status]}" + (f" on {summary(c_value)}" if read_apart else "")
-                    + f": {concluded.margin}")
     except Missing as why:
-        return Judgement(**row, verdict="MISSING", margin="–", note=str(why), reason="")
-    number = NUMBER_VERDICTS[rule.status]
-    said = CONCLUSION_VERDICTS[concluded.status] if concluded else NO_CONCLUSION
-    regressed = shortened and trained and printed_number(claim) and claim["id"] in (reference or {}).get("values", {})
-    if regressed:  # its runs are not the chapter's: its number against the profile's own published seeds
-        status, margin, band = regression(value, reference["values"][claim["id"]], judging.level)
-        number = REGRESSION_VERDICTS[status]
-        rule = replace(rule, status=status, margin=margin, band=band, share="", to_decide=0, why="")
-    elif shortened and trained:  # no reference: no printed number is compared
-        number = "NOT JUDGED" if printed_number(claim) or number == "CONTRADICTED" else number
-    if shortened and trained:  # no failure at a shortened budget is held against the chapter
-        said = "NOT JUDGED" if said == "FAILS" else said
-    judged = (number if regressed and number != "NOT JUDGED"
-              else "CONCLUSION HOLDS" if number == "NOT JUDGED" and said == "HOLDS" and shortened
-              else overall_verdict(number, said))
-    row.update(number=number, conclusion=said, band=rule.band)
-    row["seed_share"] = " · ".join(dict.fromkeys([*([mode_share] if mode_share else []),
-                                                  *(o.share for o in (rule, concluded) if o and o.share)]))
-    if mode_share:
-        note = "; ".join(filter(None, [f"the chapter's run judged against the nearest mode, {mode_share} of our seeds",
-                                       note]))
-    undecided = [o for o in (rule, concluded) if o and o.status in ("inconclusive", "unjudged")]
-    whys = list(dict.fromkeys(o.why for o in undecided if o.why))  # one reason once, for the rule and conclusion
-    if any(o.why.startswith("a timing") for o in undecided):
-        row["would_decide"] = f"{MIN_REPEATS} repeated timings per size"
-    first = shortened_note(reference, regressed) if shortened and trained else ""
+        return Judgement(**row, why=str(why), note="")
+    if shortened and trained:  # its runs are not the chapter's: a printed number against its own seeds, no other
+        if printed_number(claim) and claim["id"] in (reference or {}).get("values", {}):
+            status, margin, band, why = regression(value, reference["values"][claim["id"]], judging.level)
+            rule = Outcome(status, margin, band=band, why=f"{shortened_note(reference)}: {why}")
+        else:
+            rule = Outcome("untested", rule.margin, why=shortened_note(reference))
+    number = NUMBER_WORD[rule.status]
+    point = POINT_WORD[concluded.status] if concluded else row["point"]
+    point_why = (f"point {point}" + (f" on {summary(c_value)}" if conclusion and "value" in conclusion else "")
+                 + f": {concluded.why or concluded.margin}") if concluded else ""
+    row.update(number=number, point=point, band=rule.band, margin=rule.margin, chance=rule.chance)
+    row["seed_share"] = " · ".join(dict.fromkeys(o.share for o in (rule, concluded) if o and o.share))
+    waits = [o for o in (rule, concluded) if o and o.status == "open"]
     to_decide = 0
-    if judged == "INCONCLUSIVE":
-        needed = [o.to_decide for o in undecided if not o.why]
-        to_decide = max(needed) if needed and all(needed) else None
-        if to_decide:
-            row["would_decide"] = f"{to_decide} seeds per row"
-            whys.append(f"about {to_decide} seeds per row would decide it with {stats.POWER_TEXT} power"
-                        f" (at the next look's level, {judging.next_level:.3g})")
-        elif needed:
-            whys.append(f"no count of seeds up to {stats.MAX_SEEDS} decides it with {stats.POWER_TEXT} power at this mean")
-    if number == "UNRESOLVED":
-        whys.append("one run of ours spreads wider than the tolerance: no count of our seeds shows agreement "
-                    "with the chapter's single run")
-    elif number == "CONSISTENT" and rule.band:
-        whys.append("the chapter's run sits near the tolerance's edge: no count of our seeds decides it")
-    if number == "CONTRADICTED" and not shortened:
-        whys.append(f"the number fails its rule ({describe_check(claim['rule'])}): {rule.margin}")
-    if number == "MOVED":
-        whys.append(f"the number lies beyond its reference seeds' spread: {rule.margin}")
-    note = "; ".join(filter(None, [first, note, *whys]))
-    reason = claim.get("reason", "") if judged in ("CONTRADICTED", "INCONCLUSIVE") else ""
-    return Judgement(**row, verdict=judged, margin=rule.margin, note=note, reason=reason, to_decide=to_decide)
+    if any(o.why.startswith("a timing") for o in waits):
+        row["would_decide"], to_decide = f"{MIN_REPEATS} repeated timings per size", None
+    elif waits:
+        to_decide = max(o.to_decide for o in waits) if all(o.to_decide for o in waits) else None
+        row["would_decide"] = f"{to_decide} seeds per row" if to_decide else ""
+    row["reason"] = claim.get("reason", "") if number in ("DIFFERS", "OPEN") or point in ("FAILS", "OPEN") else ""
+    return Judgement(**row, why=rule.why, note=point_why, to_decide=to_decide)
 
 
-def shortened_note(reference: dict | None, regressed: bool) -> str:
-    """What a trained claim of a shortened profile is judged against, said first in its note."""
-    if regressed:
-        return ("a shortened profile: its runs are not the chapter's, so its number is judged against the profile's "
-                f"own published seeds ({reference_file(reference['profile'])}: {reference['seeds']} seeds per row, "
-                f"frozen {reference['frozen']}), not the chapter's, and what fails at its budget is not judged")
-    return ("a shortened profile: its runs are not the chapter's, so its numbers are not compared with the chapter's "
-            "and what fails at its budget is not judged"
-            + ("" if reference else " (this profile publishes no reference of its own)"))
+def modes_text(value: Sample) -> str:
+    """A value with two outcomes among our seeds: each mode's mean ± sd and share (a mean of both describes
+    neither)."""
+    seeds = value.per_seed()
+    modes = split_modes(seeds) if seeds.size >= 4 else []
+    if min((m.size for m in modes), default=0) < 2:  # two seeds a mode at least (ties can leave one side short)
+        return summary(value)
+    return "two modes: " + "; ".join(f"{show(m.mean(), m.std(ddof=1))} in {m.size} of {seeds.size} seeds"
+                                     for m in modes)
+
+
+def shortened_note(reference: dict | None) -> str:
+    """What a trained number of a shortened profile is judged against."""
+    if reference:
+        return (f"a shortened profile, judged against its own published seeds ({reference_file(reference['profile'])}, "
+                f"{reference['seeds']} seeds per row, frozen {reference['frozen']}), not the chapter")
+    return "a shortened profile that publishes no reference of its own: not judged against the chapter"
 
 
 def checked(check: dict, value: Sample, claim: dict, tables: dict, judging: Judging, by_share: bool,
             expressions, joint: list = ()) -> Outcome:
-    """run_check, or undecided where it reads a timing measured fewer than MIN_REPEATS times."""
+    """run_check; untested where a seeded value was read from one seed (no spread to judge a pass or a miss by;
+    several seeds that all agree are judged: the interval is their value); open where it reads a timing measured
+    fewer than MIN_REPEATS times."""
     outcome = run_check(check, value, claim, tables, judging, by_share, joint)
-    if judging.seeded and outcome.status == "fail" and not np.any(value.sd() > 0):
-        return Outcome("unjudged", outcome.margin, outcome.share, why=(
-            "our seeds give it no spread (one seed, or seeds that all agree): a miss is not judged"))
+    if judging.seeded and outcome.status in ("pass", "fail") and not value.sets:
+        return Outcome("untested", outcome.margin, outcome.share, why="read from one seed: no spread to judge it by")
     if timed_short(claim, expressions, value):
         measured = max(value.counts, default=1)
-        return Outcome("inconclusive", outcome.margin, why=(
+        return Outcome("open", outcome.margin, why=(
             f"a timing measured {'once' if measured == 1 else f'{measured} times'} per size: it is judged on at "
             f"least {MIN_REPEATS} repeated measurements"))
     return outcome
@@ -528,7 +583,7 @@ def on_a_gpu(device: str) -> bool:
 def device_check(claim: dict, tables: dict) -> tuple[bool, str]:
     """(stands, why) for a claim whose rows mix seeds trained on a GPU and on a CPU: it stands on cross_device,
     where published GPU seeds retrained on a CPU show whether a row mixing devices is one sample of seeds
-    (rules.OVERALL_RULE). A claim whose rows are of one device stands as it is, with nothing to say."""
+    (a number that does not stand is OPEN). A claim whose rows are of one device stands as it is, with nothing to say."""
     found = devices_read([claim["value"], claim["rule"], claim.get("conclusion", {})], tables, claim["table"])
     gpus, cpus = sorted(d for d in found if on_a_gpu(d)), sorted(d for d in found if not on_a_gpu(d))
     if not (gpus and cpus):
@@ -550,22 +605,29 @@ def device_check(claim: dict, tables: dict) -> tuple[bool, str]:
 
 def ledger(claims: list[dict], tables: dict, profile: str, plans: dict | None = None) -> pd.DataFrame:
     """Every claim judged at the level its rows' looks leave (`plans`: the profile's seed plans, rules.load_plans);
-    a planned row whose plan asks for more seeds than it trained is named in the note of each claim it is for."""
+    a claim reading a row whose plan was written after its seeds trained is marked so (`plan`), and a planned row
+    that asks for more seeds than it trained is named in the note of each claim it is for. Rows read at several
+    looks are judged at the looks actually seen (stats.level_for), every seed counted."""
     plans = plans or {}
-    looks, short = load_looks(claims, plans), {}
+    looks, short, after = load_looks(claims, plans), {}, set()
     for run, plan in plans.items():
+        if plan.get("amended") in AFTER_SEEDS:
+            after.update(plan["for"])
         if plan["planned"] > plan["trained"]:
             for claim_id in plan["for"]:
                 short.setdefault(claim_id, []).append(
-                    f"{run}'s plan asks for {plan['planned']} seeds ({stats.POWER_TEXT} power at its design margin), "
-                    f"{plan['trained']} trained")
+                    f"{run}'s plan asks for {plan['planned']} seeds, {plan['trained']} trained")
     shortened = float(OmegaConf.load(ROOT / "configs" / "profile" / f"{profile}.yaml").get("budget", 1.0)) < 1
     reference = load_reference(profile) if shortened else None
     df = pd.DataFrame([judge(claim, tables, looks.get(claim["id"], 1), shortened, reference).row() for claim in claims])
     devices = [device_check(claim, tables) if kind == "trained" else (True, "") for claim, kind in zip(claims, df["kind"])]
-    df["verdict"] = [verdict if stands else "INCONCLUSIVE" for verdict, (stands, _) in zip(df["verdict"], devices)]
-    spent = {claim_id: f"its rows were read at {k} looks, look j at {stats.ALPHA_TEXT}/j (configs/pipeline.yaml): α spent at most "
-                       f"{100 * stats.alpha_spent(k):.3g} % in all" for claim_id, k in looks.items() if k > 1}
+    df["number"] = [number if stands or number == "NOT TESTED" else "OPEN"
+                    for number, (stands, _) in zip(df["number"], devices)]
+    df["plan"] = ["after its seeds" if claim_id in after else "" for claim_id in df["id"]]
+    spent = {claim_id: f"its rows were read at {k} looks (configs/pipeline.yaml), judged at the last at "
+                       f"{stats.ALPHA_TEXT}/{k}; its earlier looks were read at {stats.ALPHA_TEXT}/j, so α spent at most "
+                       f"{100 * stats.alpha_spent(k):.3g} % over all of them"
+             for claim_id, k in looks.items() if k > 1}
     df["note"] = ["; ".join(filter(None, (note, mixed, *short.get(claim_id, []), spent.get(claim_id),
                                           tried(claim_id, tables))))
                   for claim_id, note, (_, mixed) in zip(df["id"], df["note"], devices)]

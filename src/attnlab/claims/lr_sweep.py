@@ -1,8 +1,8 @@
 """The sqrt(d_k) sweep (table sqrt_dk_sweep): does one learning rate, unstated, reproduce every sqrt(d_k) number
 of the chapter? Each number is read at every rate its runs were trained at (families/scale.py: the runs and the
 family's tables at one rate), where one new run of ours lands is set against the chapter's window (the ledger's
-one-run test), and the rates whose runs fit each number make its band; one rate fits all where at one rate tried
-every number fits, none where two bands never meet.
+one-run test), and the rates whose runs fit each number (not ruled out) make its band; one rate fits all where at
+one rate tried the ledger's number AGREES for every number, none where two bands never meet.
 """
 
 import json
@@ -120,17 +120,17 @@ def run_band(scaled, level: float = 0.95):
 
 
 
+# The ledger's number word at one rate, as the sweep reads it: the chapter's number fits where it is not ruled out.
+FITS = {"AGREES": "fits", "OPEN": "fits", "DIFFERS": "misses", "NOT TESTED": "not tested"}
+
+
 def rate_status(claim: dict, tables: dict) -> tuple[str, str]:
-    """The ledger's verdict of a claim on one rate's runs: fits (MATCH, CONSISTENT or UNRESOLVED: the chapter's run
-    is not ruled out), misses (CONTRADICTED, or CONCLUSION HOLDS: its number misses), undecided (INCONCLUSIVE, with
-    the seeds its plan asks for)."""
+    """The ledger's number word of a claim on one rate's runs (its point is not what a rate is asked) and the
+    word in a cell: OPEN with the seeds that would decide it."""
     judged = judge(claim, tables)
-    verdict = judged.verdict
-    if verdict in ("MATCH", "CONSISTENT", "UNRESOLVED"):
-        return "fits", verdict
-    if verdict == "INCONCLUSIVE":
-        return "undecided", f"INCONCLUSIVE, {judged.would_decide or 'no count of seeds'} would decide it"
-    return "misses", verdict
+    if judged.number == "OPEN":
+        return judged.number, f"OPEN, {judged.would_decide or 'no count of seeds'} would decide it"
+    return judged.number, judged.number
 
 
 def fitting_band(rates: list[float], lows: list[float], highs: list[float], window: tuple[float, float]
@@ -197,18 +197,18 @@ def show_band(band: list[tuple[float, float]], tried: list[float]) -> str:
 
 def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = None, rates: tuple = (),
              collapsed: dict | None = None, runaway: str | None = None) -> dict:
-    """Does one learning rate reproduce every number? No where two numbers' bands (the rates at which the
-    chapter's number is not ruled out) meet nowhere in the range of rates where both were measured with a spread
-    (the widest such range is named; intervals that never meet all together contain two that never meet); yes
-    where, at one rate tried, every number fits (the ledger's one-run test: a MATCH, CONSISTENT or UNRESOLVED, decided);
-    else not established. `bands`: claim -> its band; `measured`: claim -> (lowest, highest rate with a spread);
-    `statuses`: (claim, rate) -> fits / misses / undecided. `collapsed`: rate -> (seeds whose divided head
-    collapsed there, seeds); no also where a soft divided head is a rare outcome of ours (stats.decide_draw: the
-    chapter's one run is not a plausible draw) at the highest rate tried at or below the low end of the `runaway`
-    claim's band and at every rate tried above (the undivided std reaches the chapter's only where the divided
-    head, soft in the chapter, no longer is; collapse is taken to persist at higher rates, as it does at every rate
-    tried); otherwise the finding says how many seeds collapsed at each rate tried in that band and, where every
-    one did, from how many seeds all collapsed a soft head would be rare."""
+    """Does one learning rate reproduce every number? No where two numbers' bands (the rates at which the chapter's
+    number is not ruled out) meet nowhere in the range of rates where both were measured with a spread (the widest
+    such range is named; intervals that never meet all together contain two that never meet); yes where, at one rate
+    tried, the ledger's number AGREES for every number (shown, not merely not ruled out: an OPEN one may still be
+    ruled out by more seeds); else not established. `bands`: claim -> its band; `measured`: claim -> (lowest, highest
+    rate with a spread); `statuses`: (claim, rate) -> the ledger's number word there (rate_status). `collapsed`: rate
+    -> (seeds whose divided head collapsed there, seeds); no also where a soft divided head is a rare outcome of ours
+    (stats.decide_draw: the chapter's one run is not a plausible draw) at the highest rate tried at or below the low
+    end of the `runaway` claim's band and at every rate tried above (the undivided std reaches the chapter's only
+    where the divided head, soft in the chapter, no longer is; collapse is taken to persist at higher rates, as it
+    does at every rate tried); otherwise the finding says how many seeds collapsed at each rate tried in that band
+    and, where every one did, from how many seeds all collapsed a soft head would be rare."""
     statuses, collapsed = statuses or {}, collapsed or {}
     if runaway in bands and bands[runaway] and collapsed:
         start = bands[runaway][0][0]
@@ -231,11 +231,11 @@ def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = N
         return {"band": f"none {where}", "band_low": math.nan, "band_high": math.nan,
                 "finding": f"no: no rate {where} fits both the {names[a]} and the {names[b]} (the range where "
                            f"both were measured with a spread)"}
-    every = [lr for lr in rates if all(statuses.get((c, lr)) == "fits" for c in names)]
+    every = [lr for lr in rates if all(statuses.get((c, lr)) == "AGREES" for c in names)]
     if every:
         text = ", ".join(show_rate(lr) for lr in every)
         return {"band": text, "band_low": min(every), "band_high": max(every),
-                "finding": f"yes: at {text} every one of the {len(names)} numbers fits"}
+                "finding": f"yes: at {text} every one of the {len(names)} numbers AGREES"}
     together = None
     if len(bands) == len(names):
         common = (max(low for low, _ in measured.values()), min(high for _, high in measured.values()))
@@ -244,7 +244,7 @@ def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = N
             together = intersect(together, band)
     where = (f"not ruled out together at {show_band(together, [min(rates), max(rates)])}" if together
              else "no rate where all were measured with a spread")
-    open_ = sorted({names[c] for (c, lr), status in statuses.items() if status != "fits"
+    short = sorted({(names[c], word) for (c, lr), word in statuses.items() if word != "AGREES"
                     and together and any(low <= lr <= high for low, high in together)})
     heads = ""
     if runaway in bands and bands[runaway] and collapsed:
@@ -261,13 +261,15 @@ def one_rate(bands: dict, measured: dict, names: dict, statuses: dict | None = N
                           f"{100 * float(upper):.0f} % of {n} seeds; rare only from "
                           + (f"{needed} seeds all collapsed)" if needed else f"more than {stats.MAX_SEEDS} seeds)"))
     return {"band": NOT_ESTABLISHED, "band_low": math.nan, "band_high": math.nan,
-            "finding": f"{NOT_ESTABLISHED}: {where}" + (f"; undecided there: the {', the '.join(open_)}" if open_ else "")
+            "finding": f"{NOT_ESTABLISHED}: {where}"
+                       + ("; not shown to agree at a rate tried there: "
+                          + ", ".join(f"the {name} ({word})" for name, word in short) if short else "")
                        + heads}
 
 
 def sweep_rows(claims: dict, runs: dict, tables_at, runaway_d_k: int) -> list[dict]:
     """The sqrt_dk_sweep table's rows: per number, its value at each rate with where one run of ours lands and
-    the ledger's verdict on that rate's tables (`tables_at(lr)`: score_runaway and scale_training from the runs
+    the ledger's number word on that rate's tables (`tables_at(lr)`: score_runaway and scale_training from the runs
     there), the band of rates that fit it; the state of the divided d_k = `runaway_d_k` head at each rate; and
     whether one rate fits all five (`one_rate`). `runs`: (d_k, divided or undivided, lr) -> its seeds'
     metrics.json."""
@@ -288,14 +290,14 @@ def sweep_rows(claims: dict, runs: dict, tables_at, runaway_d_k: int) -> list[di
                 row[f"at_{show_rate(lr)}"] = "not run"
                 continue
             point, low, high = run_band(on_scale(values[lr], log))
-            status, why = rate_status(claim, tables_at(lr))
-            statuses[n.claim, lr] = status
+            word, why = rate_status(claim, tables_at(lr))
+            statuses[n.claim, lr] = word
             seeds = max(values[lr].counts, default=1)
             if low is None:
                 row[f"at_{show_rate(lr)}"] = f"{show_number(g(point))}, 1 seed: no spread"
                 continue
             row[f"at_{show_rate(lr)}"] = (f"{show_number(g(point))} [{show_number(g(low))}, {show_number(g(high))}] "
-                                          f"{status}: {why} ({seeds} seeds)")
+                                          f"{FITS[word]}: {why} ({seeds} seeds)")
             spread_rates.append(lr)
             lows.append(low)
             highs.append(high)
@@ -306,7 +308,8 @@ def sweep_rows(claims: dict, runs: dict, tables_at, runaway_d_k: int) -> list[di
                        band_high=band[-1][1] if band else math.nan)
         else:
             row.update(band=NOT_ESTABLISHED, band_low=math.nan, band_high=math.nan)
-        row["fits_at"] = ", ".join(show_rate(lr) for lr in rates if statuses.get((n.claim, lr)) == "fits") or "none"
+        row["fits_at"] = ", ".join(show_rate(lr) for lr in rates
+                                   if FITS.get(statuses.get((n.claim, lr))) == "fits") or "none"
         row["rates"] = ", ".join(show_rate(lr) for lr in values)
         row["seeds"] = " · ".join(str(max(values[lr].counts, default=1)) for lr in values)
         out.append(row)

@@ -4,19 +4,20 @@
 
 writes claims.png and, beside it, claims.svg. At the top, one row per claim, grouped by table in the
 ledger's order: our mean over the chapter's value (1 is the chapter's number, drawn as a dashed line)
-with the mean's 95 % interval, in the verdict's colour and mark (the report's: attnlab.style). Where the
-rule is a tolerance about the chapter's number (within 10 %, within ±0.5) a grey band shows it, so
-a referee sees why a ratio far from 1 can still MATCH and a close one not. Claims that are not one
-number (words, lists), whose chapter value is 0 (no ratio) or that were not measured are left
-out there, and the subtitle counts them. The axis turns logarithmic (symmetric-log where an interval
-reaches 0) once the ratios span more than a factor of ten.
+with the mean's 95 % interval, in the colour and mark of its number's word (the ledger's `number` column;
+the report's look: attnlab.style). Where the rule is a tolerance about the chapter's number (within 10 %,
+within ±0.5) a grey band shows it, so a referee sees why a ratio far from 1 can still agree and a close
+one not. Claims that are not one number (words, lists), whose chapter value is 0 (no ratio) or that were
+not measured are left out there, and the subtitle counts them. The axis turns logarithmic (symmetric-log
+where an interval reaches 0) once the ratios span more than a factor of ten. The title counts the words
+of both columns, numbers and points apart.
 
-On the right, one small panel per claim that did not reproduce or is undecided (CONTRADICTED, INCONCLUSIVE;
-measured), lists and words included, in the claim's own units: the spread of our seeds (mean ± sd,
-thin), our mean's interval (thick), our mean in the verdict's mark, the chapter's number as a
-diamond (the numbers its words print: both ends of a range, a difference of two; words alone: the
-diamond in the corner, the words in the title), and the seed count in the panel's title. The page is
-as tall as the ratios' rows (the full ledger: under 2,000 pixels).
+On the right, one small panel per measured claim that does not come back (its number DIFFERS or its point
+FAILS: the report's first screen lists the same), lists and words included, in the claim's own units: the
+spread of our seeds (mean ± sd, thin), our mean's interval (thick), our mean in its number's mark, the
+chapter's number as a diamond (the numbers its words print: both ends of a range, a difference of two;
+words alone: the diamond in the corner, the words in the title), and both words and the seed count in the
+panel's title. The page is as tall as the ratios' rows (the full ledger: under 2,000 pixels).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from matplotlib.transforms import blended_transform_factory  # noqa: E402
 
 from attnlab import style  # noqa: E402
 from attnlab.claims import stats  # noqa: E402
-from attnlab.claims.rules import VERDICTS  # noqa: E402
+from attnlab.claims.render import counted, is_judged_loosely  # noqa: E402
+from attnlab.claims.rules import NO_POINT, NUMBER_WORDS, POINT_WORDS  # noqa: E402
 
 # one number as the ledger writes it (render.show, show_chapter): 1,115,394 · 60.1 ± 0.4814 · 1.19e-07
 NUMBER = re.compile(r"(-?[\d,]*\.?\d+(?:e[-+]?\d+)?)(?: ± \S+)?")
@@ -45,7 +47,7 @@ INTERVAL = re.compile(r"\[(-?[\d,]*\.?\d+(?:e[-+]?\d+)?), (-?[\d,]*\.?\d+(?:e[-+
 TOLERANCE = re.compile(r"within (±)?(\S+?)( %)?(?:;|$)")
 BAND = "the rule's tolerance about the chapter"
 ROW_INCHES = 0.125  # a claim's row: 7-point labels, one a row
-PANELS = ("CONTRADICTED", "INCONCLUSIVE")  # a CONSISTENT claim is a plausible draw of ours: the top plot shows it
+NOT_MEASURED = "–"  # the ledger's `reproduced` where a table it reads was not made or the device cannot measure it
 # one value as the ledger writes it, with its spread where it has one: 60.23 ± 0.49, -0.4392 ± 0.3926, 1.19e-07
 VALUE = re.compile(r"(-?[\d,]*\.?\d+(?:e[-+]?\d+)?)(?: ± (-?[\d,]*\.?\d+(?:e[-+]?\d+)?))?")
 
@@ -76,12 +78,12 @@ def tolerance(rule: str, chapter: float) -> float | None:
 
 
 def ratios(ledger: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
-    """The claims drawn (id, table, verdict, ratio, low, high, band) and how many were left out, by why."""
+    """The claims drawn (id, table, number, ratio, low, high, band) and how many were left out, by why."""
     drawn, left_out = [], {"not a single number (words or a list)": 0, "with the chapter's value 0 (no ratio)": 0,
                            "not measured": 0}
     for _, claim in ledger.iterrows():
         chapter, ours = number(claim["chapter"]), number(claim["reproduced"])
-        if claim["verdict"] == "MISSING":
+        if claim["reproduced"] == NOT_MEASURED:
             left_out["not measured"] += 1
         elif chapter is None or ours is None:
             left_out["not a single number (words or a list)"] += 1
@@ -90,7 +92,7 @@ def ratios(ledger: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
         else:
             bounds = interval(claim["interval"]) or (ours, ours)
             low, high = sorted(b / chapter for b in bounds)
-            drawn.append({"id": claim["id"], "table": claim["table"], "verdict": claim["verdict"],
+            drawn.append({"id": claim["id"], "table": claim["table"], "number": claim["number"],
                           "ratio": ours / chapter, "low": low, "high": high,
                           "band": tolerance(claim["rule"], chapter)})
     return pd.DataFrame(drawn), {why: n for why, n in left_out.items() if n}
@@ -141,16 +143,15 @@ def chapter_in_words(cell: str) -> tuple[str, list[float]] | None:
 
 
 def missed(ledger: pd.DataFrame) -> list[dict]:
-    """The claims that did not reproduce or are undecided, and were measured, each with its values, intervals and
-    the chapter's."""
+    """The measured claims that do not come back (number DIFFERS or point FAILS), those whose number DIFFERS
+    first, each with its values, intervals and the chapter's."""
     out = []
-    for _, claim in ledger.iterrows():
-        if claim["verdict"] not in PANELS:
-            continue
+    differs = ledger["number"] == "DIFFERS"
+    for _, claim in pd.concat([ledger[differs], ledger[~differs & (ledger["point"] == "FAILS")]]).iterrows():
         values = spread_values(str(claim["reproduced"]))
         if values is None:
             continue
-        out.append({"id": claim["id"], "verdict": claim["verdict"], "values": values,
+        out.append({"id": claim["id"], "number": claim["number"], "point": claim["point"], "values": values,
                     "intervals": interval_values(str(claim["interval"]), len(values)),
                     "chapter": chapter_values(str(claim["chapter"]), len(values)), "chapter_text": str(claim["chapter"]),
                     "chapter_words": chapter_in_words(str(claim["chapter"])),
@@ -160,7 +161,7 @@ def missed(ledger: pd.DataFrame) -> list[dict]:
 
 def missed_panel(ax, claim: dict, first: bool) -> None:
     """One claim in its own units, a row per value: the seeds' spread, the mean's interval, the mean, the chapter's."""
-    colour, mark = style.VERDICT_COLOURS.get(claim["verdict"], "0.3"), style.VERDICT_MARKS.get(claim["verdict"], "o")
+    colour, mark = style.NUMBER_COLOURS[claim["number"]], style.NUMBER_MARKS[claim["number"]]
     y = np.arange(len(claim["values"]))
     means = np.array([v for v, _ in claim["values"]])
     sds = np.array([sd for _, sd in claim["values"]])
@@ -185,7 +186,9 @@ def missed_panel(ax, claim: dict, first: bool) -> None:
         ax.plot([0.03], [0.9], transform=ax.transAxes, **mark)
     seeds = f"{claim['seeds']} seed{'' if claim['seeds'] == '1' else 's'}" if claim["seeds"] else ""
     said = f"\nchapter: {said if len(said) <= 44 else said[:43] + '…'}" if said else ""
-    ax.set_title(f"{claim['id']}\n{claim['verdict']} · {seeds}{said}", fontsize=7, loc="left", color=colour)
+    verdicts = [f"number {claim['number']}"] + ([f"point {claim['point']}"] if claim["point"] != NO_POINT else [])
+    ax.set_title(f"{claim['id']}\n{' · '.join(verdicts + ([seeds] if seeds else []))}{said}", fontsize=7, loc="left",
+                 color=colour)
     ax.set_yticks(y, [str(i + 1) for i in y] if len(y) > 1 else [""], fontsize=6)
     ax.set_ylim(len(y) - 0.5, -0.5)
     ax.tick_params(axis="x", labelsize=6)
@@ -193,13 +196,13 @@ def missed_panel(ax, claim: dict, first: bool) -> None:
 
 
 def finding(ledger: pd.DataFrame) -> str:
-    """The title: the ledger's count, in our numbers ('49 of 93 claims match the chapter; …')."""
-    counts = ledger["verdict"].value_counts()
-    said = [f"{counts.get('MATCH', 0)} of {len(ledger)} claims match the chapter"]
-    if counts.get("CONCLUSION HOLDS", 0):
-        said[0] += f", {counts['CONCLUSION HOLDS']} more hold its conclusion"
-    said += [f"{counts[v]} {v.lower()}" for v in VERDICTS if v not in ("MATCH", "CONCLUSION HOLDS") and counts.get(v, 0)]
-    return "; ".join(said)
+    """The title: the words of both columns counted apart ('Of the chapter's 94 numbers, 62 AGREES, 10 DIFFERS, …;
+    of its 50 points, 39 HOLDS, …'); a shortened profile's says what its trained numbers were judged against."""
+    points = ledger[ledger["point"] != NO_POINT]
+    against = " (trained ones against the profile's own published seeds)" if is_judged_loosely(
+        ledger["profile"].iloc[0]) else ""
+    return (f"Of the chapter's {len(ledger)} numbers{against}, {counted(ledger['number'], NUMBER_WORDS)}"
+            + (f"; of its {len(points)} points, {counted(points['point'], POINT_WORDS)}" if len(points) else ""))
 
 
 def scale(ax, df: pd.DataFrame) -> str:
@@ -252,15 +255,15 @@ def claims_figure(ledger: pd.DataFrame):
     for _, claim in df[df["band"].notna()].iterrows():
         ax.fill_betweenx([claim.y - 0.42, claim.y + 0.42], 1 - claim.band, 1 + claim.band, color="0.86", lw=0,
                          zorder=0, label=BAND)
-    for verdict in VERDICTS:
-        these = df[df["verdict"] == verdict]
+    for word in NUMBER_WORDS:
+        these = df[df["number"] == word]
         if these.empty:
             continue
-        colour = style.VERDICT_COLOURS[verdict]
+        colour = style.NUMBER_COLOURS[word]
         ax.errorbar(these["ratio"], these["y"], xerr=[these["ratio"] - these["low"], these["high"] - these["ratio"]],
                     fmt="none", ecolor=colour, elinewidth=1.2, capsize=2, zorder=3)
-        ax.plot(these["ratio"], these["y"], ls="none", marker=f"${style.VERDICT_MARKS[verdict]}$", ms=8, color=colour,
-                zorder=4, label=verdict)
+        ax.plot(these["ratio"], these["y"], ls="none", marker=f"${style.NUMBER_MARKS[word]}$", ms=8, color=colour,
+                zorder=4, label=word)
     right = blended_transform_factory(ax.transAxes, ax.transData)
     for _, claim in df.iterrows():  # the ratio in numbers, where a log axis makes it hard to read off
         ax.text(1.01, claim.y, f"{claim.ratio:.3g}", transform=right, va="center", fontsize=7, color="0.3")
@@ -276,7 +279,7 @@ def claims_figure(ledger: pd.DataFrame):
     left = ", ".join(f"{n} {why}" for why, n in left_out.items())
     style.headline(fig, finding(ledger), profile, f"top: {len(df)} numeric claims drawn as ratios",
                    f"left out: {left}" if left else "none left out",
-                   f"right: the {len(panels)} measured claims that did not reproduce, in their own units")
+                   f"right: the {len(panels)} measured claims whose number DIFFERS or point FAILS, in their own units")
     style.legend_below(fig)
     return fig
 

@@ -8,9 +8,10 @@ trained), read from the tables of the variant `snakemake --config profile=<profi
 
     python -m attnlab.claims reference --profile quick
 
-No pipeline job writes it; the ledger reads it (`regression`): a rerun's number lies within
-t(n − 1)·s·√(1/n + 1/m) of the reference's mean (m: the rerun's seeds, s: the reference seeds' sd) — SAME AS
-PUBLISHED — or beyond it — MOVED.
+No pipeline job writes it; the ledger reads it (`regression`) in the ledger's own four words: a rerun of the
+published seeds that gives their values AGREES seed for seed; otherwise a rerun beyond t(n − 1)·s·√(1/n + 1/m) of
+the reference's mean (m: the rerun's seeds, s: the reference seeds' sd) DIFFERS, and one inside it stays OPEN
+unless the reference's seeds could have caught a move (stats.powered).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from attnlab.numbers import show_number
 REFERENCE_DIR = "results/reference"
 PROVENANCE = ("commit", "device", "run_dates")  # a table's columns that say where its rows' runs came from
 RUNS_MARK = "config_hash"  # a table of trained runs names each row's config; a measurement's table does not
+SAME_RTOL = 1e-6  # a rerun of the published seeds gives their values to float rounding (another CPU's kernels)
 
 
 def reference_file(profile: str) -> str:
@@ -99,24 +101,37 @@ def load(profile: str, root: Path = ROOT) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def regression(value: Sample, seeds: list, level: float = stats.LEVEL) -> tuple[str, str, str]:
-    """(status, margin, band) of a rerun's value against the reference's seeds: "same" where every element lies
-    within t(n − 1)·s·√(1/n + 1/m) of the reference's mean, "moved" where one lies beyond it, "unjudged" where the
-    reference's seeds all agree (no spread to judge a difference by)."""
+def regression(value: Sample, seeds: list, level: float = stats.LEVEL) -> tuple[str, str, str, str]:
+    """(status, margin, band, why) of a rerun's value against the reference's seeds. Where the rerun's seeds are
+    the reference's first ones and give their values to float rounding, it passes seed for seed (any shift would
+    show). Otherwise its mean is judged against the reference's spread: "fail" beyond t(n − 1)·s·√(1/n + 1/m) of the
+    reference's mean (m: the rerun's seeds, s: the reference seeds' sd); inside, "pass" where that test could have
+    failed (stats.powered), else "open"; "untested" where the reference's seeds all agree."""
     ref = np.asarray(seeds, dtype=float)
     n, mean, sd = ref.shape[-1], ref.mean(axis=-1), ref.std(axis=-1, ddof=1)
     point = np.broadcast_to(value.point, mean.shape)
-    spread, df = stats.Sample(mean, {n: ref}).draw_error(draws=min(value.counts, default=1))
+    m = min(value.counts, default=1)
+    reference = stats.Sample(mean, {n: ref})
+    spread, df = reference.draw_error(draws=m)
     half = stats.t_quantile(df, level) * spread
     with np.errstate(divide="ignore", invalid="ignore"):
         in_sd = np.abs(point - mean) / sd
     worst = np.unravel_index(np.nanargmax(np.where(np.isfinite(in_sd), in_sd, -1.0)), mean.shape) if mean.ndim else ()
     margin = (f"Δ {show_number(float(point[worst] - mean[worst]))} from the reference's mean "
               f"({float(in_sd[worst]):.2g} reference sd)")
-    band = (f"same as published within [{show_number(float(mean[worst] - half[worst]))}, "
+    band = (f"accepts [{show_number(float(mean[worst] - half[worst]))}, "
             f"{show_number(float(mean[worst] + half[worst]))}] ({n} reference seeds)")
     if np.isnan(point).any():
-        return "moved", "not a number", band
+        return "fail", "not a number", band, "not a number"
+    rerun = value.shared if value.shared is not None else value.point[..., None]
+    if rerun.shape[-1] <= n and np.allclose(rerun, ref[..., :rerun.shape[-1]], rtol=SAME_RTOL, atol=0):
+        return "pass", margin, band, (f"its {rerun.shape[-1]} seed{'s' * (rerun.shape[-1] > 1)} give the published "
+                                      "values to float rounding, seed for seed")
     if not np.all(sd > 0):
-        return ("same" if np.array_equal(point, mean) else "unjudged"), margin, band
-    return ("moved" if np.any(np.abs(point - mean) > half) else "same"), margin, band
+        return "untested", margin, band, "the reference's seeds all agree: no spread to judge a rerun by"
+    if np.any(np.abs(point - mean) > half):
+        return "fail", margin, band, f"beyond the reference seeds' spread: {margin}"
+    if np.all(stats.powered(stats.Sample(point - mean, {n: ref - mean[..., None]}), level)):
+        return "pass", margin, band, f"within the reference seeds' spread: {margin}"
+    return "open", margin, band, (f"within the reference seeds' spread ({margin}), but {n} reference seeds cannot "
+                                  f"catch a move of {stats.CATCH_SD:g} sd")

@@ -9,26 +9,15 @@ from pathlib import Path
 import pandas as pd
 
 from attnlab.claims.reference import reference_file
-from attnlab.claims.rules import (CONCLUSION_VERDICTS, NO_CONCLUSION, OVERALL_RULE, REGRESSION_VERDICTS, VERDICTS,
-                                  ClaimsError, is_number, is_number_or_list)
+from attnlab.claims.rules import NO_POINT, NUMBER_WORDS, POINT_WORDS, ClaimsError, is_number, is_number_or_list
 from attnlab.claims.stats import ALPHA_TEXT, LEVEL_TEXT, POWER_TEXT
 from attnlab.data import atomic_path
 from attnlab.numbers import show, show_number, show_spread  # noqa: F401 (the ledger's words read them here too)
 
 README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
-LEDGER_COLUMNS = ["id", "kind", "table", "statement", "chapter", "reproduced", "interval", "seeds", "looks",
-                  "seed_share", "rule", "verdict", "number", "conclusion", "margin", "band", "would_decide", "reason", "note"]
-# what each number verdict says, in the summary's words
-NUMBER_WORDS = {"MATCH": "agree to their tolerance", "CONSISTENT": "agree as well as one run can show",
-                "UNRESOLVED": "cannot be resolved", "CONTRADICTED": "fail", "INCONCLUSIVE": "need more seeds",
-                "NOT JUDGED": "not judged", "NOT MEASURABLE": "not measurable here", "MISSING": "missing",
-                "SAME AS PUBLISHED": "as the profile published them", "MOVED": "moved from the profile's reference"}
-REGRESSION_ORDER = [v for v in REGRESSION_VERDICTS.values() if v != "NOT JUDGED"]  # a shortened profile's numbers
+LEDGER_COLUMNS = ["id", "chapter", "reproduced", "number", "point", "why", "seeds", "interval", "looks", "plan",
+                  "seed_share", "would_decide", "band", "rule", "statement", "note", "reason"]
 KINDS = ("trained", "analytic")
-CONCLUSION_ORDER = [*dict.fromkeys(CONCLUSION_VERDICTS.values()), "NOT MEASURABLE", "MISSING", NO_CONCLUSION]
-CONCLUSION_WORDS = ("HOLDS or FAILS on our mean's interval (or on most of our seeds), is INCONCLUSIVE where more seeds "
-                    "could decide it, PLAUSIBLE where the outcome it names is a minority outcome of ours (a plausible "
-                    "draw), or NOT JUDGED where our seeds give it no spread")  # read over seeds (trained runs, seeded measurements), or computed / measured once
 
 
 # ---------------------------------------------------------------- numbers and rules as text
@@ -100,37 +89,49 @@ def is_judged_loosely(profile: str) -> bool:
 
 
 def summary_line(df: pd.DataFrame) -> str:
-    """The counts of each verdict, trained and analytic claims apart; for trained claims, the numbers' verdicts and
-    the conclusions' apart too (a conclusion that holds never hides a number that fails)."""
+    """The answer in one sentence: how many of the chapter's numbers agree, differ, are open or not tested, and
+    how many of its points hold, fail or are open (the two columns apart; no word combines them)."""
     profile = df["profile"].iloc[0]
-    label = f"profile {profile}, {seeds_text(df)}"
-    if is_judged_loosely(profile):
-        label += f"; {profile} numbers are not judged against the chapter" + (
-            " but against its own reference" if df["number"].isin(REGRESSION_ORDER).any() else "")
-    parts = []
-    for kind in KINDS:
-        these = df[df["kind"] == kind] if "kind" in df else df.iloc[:0]
-        if len(these):
-            parts.append(f"{len(these)} {kind} — " + counted(these["verdict"], VERDICTS))
-            if kind == "trained" and "number" in these:
-                parts[-1] += ("; their numbers: " + counted(these["number"], NUMBER_WORDS, NUMBER_WORDS)
-                              + "; their conclusions: " + counted(these["conclusion"], CONCLUSION_ORDER))
-    return f"claims ({label}): {len(df)}; " + "; ".join(parts)
+    against = "the profile's own published seeds" if is_judged_loosely(profile) else "the chapter"
+    points = df[df["point"] != NO_POINT]
+    return (f"Of the chapter's {len(df)} numbers ({profile} profile, {seeds_text(df)}), judged against {against}: "
+            + counted(df["number"], NUMBER_WORDS) + (f"; of its {len(points)} points: "
+                                                     + counted(points["point"], POINT_WORDS) if len(points) else "")
+            + ". " + chance_text(df))
+
+
+def chance_text(df: pd.DataFrame) -> str:
+    """The DIFFERS that chance alone would give (multiplicity, said once): each number's test has its own α."""
+    tested = df[df["chance"].astype(float) > 0]
+    if not len(tested) or is_judged_loosely(df["profile"].iloc[0]):  # a shortened profile judges no chapter number
+        return ""
+    return (f"Were every chapter number a run of ours, about {tested['chance'].astype(float).sum():.1f} of the "
+            f"{len(tested)} judged against a spread would read DIFFERS by chance.")
+
+
+def differing_lines(df: pd.DataFrame, bullet: str = "- ") -> list[str]:
+    """Each number that DIFFERS and each point that FAILS, with the chapter's value beside ours."""
+    out = []
+    for row in df[(df["number"] == "DIFFERS") | (df["point"] == "FAILS")].itertuples():
+        said = "number DIFFERS" + (", point FAILS" if row.point == "FAILS" else "") if row.number == "DIFFERS" \
+            else "point FAILS"
+        out.append(f"{bullet}`{row.id}` ({said}): ours {row.reproduced} against the chapter's {row.chapter}")
+    return out
 
 
 def counted(column: pd.Series, order, words: dict | None = None) -> str:
-    """'3 MATCH, 1 CONTRADICTED': each value's count, in `order`, with its words where given."""
+    """'3 AGREES, 1 DIFFERS': each value's count, in `order`, with its words where given."""
     counts = column.value_counts()
     return ", ".join(f"{int(counts[v])} {v}" + (f" ({words[v]})" if words else "") for v in order
                      if counts.get(v, 0))
 
 
-def verdict_definitions(bullet: str = "- ") -> list[str]:
-    """Each verdict in one sentence (rules.VERDICTS), the conclusion's words and how a claim's verdict is derived
-    (rules.OVERALL_RULE), as Markdown lines."""
-    return [f"{bullet}**{verdict}**: {meaning}" for verdict, meaning in VERDICTS.items()] + [
-        f"{bullet}A conclusion (the chapter's point without its number) {CONCLUSION_WORDS}, and the ledger reads "
-        f"{NO_CONCLUSION} where the chapter states none. {OVERALL_RULE}"]
+def word_definitions(df: pd.DataFrame, bullet: str = "- ") -> list[str]:
+    """The words this ledger uses, each in one sentence (rules.NUMBER_WORDS, rules.POINT_WORDS), as Markdown lines."""
+    used = set(df["number"])
+    points = set(df["point"])
+    return ([f"{bullet}number **{word}**: {meaning}" for word, meaning in NUMBER_WORDS.items() if word in used]
+            + [f"{bullet}point **{word}**: {meaning}" for word, meaning in POINT_WORDS.items() if word in points])
 
 
 def seeds_text(df: pd.DataFrame) -> str:
@@ -142,45 +143,43 @@ def seeds_text(df: pd.DataFrame) -> str:
     return f"{span} seed{'s' if counts[-1] > 1 else ''} per claim"
 
 
-HOW_JUDGED = (f"Columns: reproduced is our mean ± the sd of one run over seeds; interval the mean's {LEVEL_TEXT} interval "
-              f"(at 1 − {ALPHA_TEXT}/looks where a row's seeds were added after reading the ledger: Bonferroni over its looks; "
-              "inside its range for an accuracy or a share); seeds the smallest seed set read (rows of different "
-              "sets compared on all seeds of both, Welch); margin Δ in tolerances ± its band (one run: the spread "
-              "of one run of ours against our mean, s·√(1 + 1/n)) or how far a bound is cleared; would_decide the "
-              f"seeds per row that would decide an INCONCLUSIVE claim with {POWER_TEXT} power; number and conclusion the verdicts of "
-              "each apart (verdict is derived from both); band, for a number the chapter printed from one run, the "
-              f"chapter values its test accepts and the shift from our mean it would catch {POWER_TEXT} of the time, in the "
-              "claim's units and in seed sd.")
+HOW_JUDGED = (f"Columns: reproduced is our mean ± the sd of one run over seeds; number and point the two verdicts, "
+              f"why the number's reason in one sentence (the point's is the note's first part); interval the mean's "
+              f"{LEVEL_TEXT} interval (at 1 − {ALPHA_TEXT}/K where a row's seeds were added after K readings of the "
+              "ledger; inside its range for an accuracy or a share); seeds the smallest seed set read; plan "
+              "'after its seeds' where a row's seed plan was written after its seeds were read (judged at the looks "
+              f"actually seen, every seed counted); would_decide the seeds per row that would decide an OPEN claim; band, "
+              f"for a number the chapter printed from one run, the chapter values its test accepts and the shift from "
+              f"our mean it would catch {POWER_TEXT} of the time.")
+
 
 def loose_warning(df: pd.DataFrame) -> str:
-    """What a shortened profile's ledger says first (after 'Profile <name>'): its runs are not the chapter's, and
-    what its trained numbers are judged against instead (its reference, attnlab.claims.reference), with the counts."""
-    regressed = df["number"].isin(REGRESSION_ORDER)
-    said = ("is a pipeline check with short runs: its runs are not the chapter's, so no trained number is judged "
-            "against the chapter's (the number and conclusion columns show what they found), and what fails at its "
-            "budget is not held against the chapter. ")
-    if not regressed.any():
-        return said + ("It publishes no reference of its own: its verdicts show that every claim can be read and "
-                       "judged, not whether its numbers come back.")
-    return said + (f"Its {int(regressed.sum())} printed trained numbers are judged against the profile's own published "
-                   f"seeds ({reference_file(df['profile'].iloc[0])}) instead: "
-                   + counted(df.loc[regressed, "number"], REGRESSION_ORDER) + ".")
+    """What a shortened profile's ledger says first: its runs are not the chapter's, and its trained numbers are
+    judged against its own published seeds (attnlab.claims.reference)."""
+    profile = df["profile"].iloc[0]
+    return (f"Profile **{profile}** is a pipeline check with short runs: its runs are not the chapter's, so its "
+            f"trained numbers are judged against the profile's own published seeds ({reference_file(profile)}), "
+            "never against the chapter, and the chapter's points are judged on these short runs: a point that "
+            "FAILS here says nothing of the chapter.")
 
 
 def beside_published(df: pd.DataFrame, published: pd.DataFrame, label: str) -> pd.DataFrame:
-    """A variant's ledger: which variant it judges, and each claim's published verdict."""
-    return df.assign(variant=label, published_verdict=df["id"].map(published.set_index("id")["verdict"]).fillna(""))
+    """A variant's ledger: which variant it judges, and each claim's published words."""
+    words = published.set_index("id")
+    return df.assign(variant=label, published_number=df["id"].map(words["number"]).fillna(""),
+                     published_point=df["id"].map(words["point"]).fillna(""))
 
 
 def variant_lines(df: pd.DataFrame) -> list[str]:
-    """What a variant's ledger says first: the variant, and the claims whose verdict it changes."""
+    """What a variant's ledger says first: the variant, and the claims whose words it changes."""
     if "variant" not in df:
         return []
-    changed = df[df["published_verdict"] != df["verdict"]]
-    moves = "; ".join(f"{r.id}: {r.published_verdict} → {r.verdict}" for r in changed.itertuples())
+    changed = df[(df["published_number"] != df["number"]) | (df["published_point"] != df["point"])]
+    moves = "; ".join(f"{r.id}: {r.published_number} / {r.published_point} → {r.number} / {r.point}"
+                      for r in changed.itertuples())
     return [f"Variant **{df['variant'].iloc[0]}**: judged on the runs it changes and the published runs elsewhere.",
-            f"Verdicts that differ from the published ledger ({len(changed)}): {moves}." if len(changed)
-            else "No verdict differs from the published ledger."]
+            f"Words that differ from the published ledger ({len(changed)}): {moves}." if len(changed)
+            else "No word differs from the published ledger."]
 
 
 def ledger_markdown(df: pd.DataFrame) -> str:
@@ -188,10 +187,14 @@ def ledger_markdown(df: pd.DataFrame) -> str:
     lines = [f"# Claims ledger — profile `{profile}`", ""]
     lines += [f"> {line}" for line in variant_lines(df)] + ([""] if "variant" in df else [])
     if is_judged_loosely(profile):
-        lines += [f"> Profile **{profile}** {loose_warning(df)}", ""]
-    lines += ["What each verdict means:", "", *verdict_definitions(), "", f"**{summary_line(df)}**", "", HOW_JUDGED, ""]
+        lines += [f"> {loose_warning(df)}", ""]
+    lines += [f"**{summary_line(df)}**", ""]
+    differing = differing_lines(df)
+    if differing:
+        lines += ["What does not come back:", "", *differing, ""]
     cells = df[[c for c in LEDGER_COLUMNS if c in df]].astype(str).apply(lambda col: col.str.replace("|", "\\|", regex=False))
-    lines.append(cells.to_markdown(index=False, disable_numparse=True))
+    lines += [cells.to_markdown(index=False, disable_numparse=True), "", "What each word means:", "",
+              *word_definitions(df), "", HOW_JUDGED]
     return "\n".join(lines) + "\n"
 
 
@@ -213,15 +216,17 @@ def readme_section(df: pd.DataFrame, readme_dir: Path, ledger_path: Path, links:
 
     ledger_md = Path(ledger_path).with_suffix(".md")
     headline = df[df["headline"].astype(str) == "True"] if "headline" in df else df
-    compact = headline[["id", "chapter", "reproduced", "interval", "verdict"]].astype(str).apply(
+    compact = headline[["id", "chapter", "reproduced", "number", "point"]].astype(str).apply(
         lambda col: col.str.replace("|", "\\|", regex=False))
     lines = [README_START,
              "<!-- generated by `python -m attnlab.claims readme` (rule readme_results); do not edit by hand -->",
-             "", "What each verdict means:", "", *verdict_definitions(), "", f"**{summary_line(df)}.**", ""]
-    lines.append(" · ".join([*(link(p, "the report: verdict, every table and figure") for p in links.get("report", [])),
+             "", f"**{summary_line(df)}**", ""]
+    differing = differing_lines(df)
+    if differing:
+        lines += ["What does not come back:", "", *differing, ""]
+    lines.append(" · ".join([*(link(p, "the report: every table and figure") for p in links.get("report", [])),
                              link(ledger_md, "the whole ledger")]) + ".")
-    lines += ["", f"The chapter's headline numbers (ours: mean ± the sd of one run over seeds, and the mean's {LEVEL_TEXT} "
-              f"interval, at 1 − {ALPHA_TEXT}/looks where a row's seeds were added after reading the ledger):", "",
+    lines += ["", "The chapter's headline numbers (ours: mean ± the sd of one run over seeds):", "",
               compact.to_markdown(index=False, disable_numparse=True), ""]
     for path in links.get("time", []):
         cost = pd.read_csv(path)
@@ -233,7 +238,7 @@ def readme_section(df: pd.DataFrame, readme_dir: Path, ledger_path: Path, links:
         lines += ["Tables: " + " · ".join(link(p) for p in sorted(links["table"])), ""]
     if links.get("figure"):
         lines += ["Figures: " + " · ".join(link(p) for p in sorted(links["figure"])), ""]
-    lines.append(README_END)
+    lines += ["What each word means:", "", *word_definitions(df), "", README_END]
     return "\n".join(lines)
 
 

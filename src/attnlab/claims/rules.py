@@ -1,6 +1,6 @@
 """The claims file, configs/claims.yaml: its vocabulary and its validation (its header documents both);
-the verdicts a claim can get, each defined once (VERDICTS: the ledger, the README and the report read
-them here); and the seed plans of configs/pipeline.yaml (how many looks each row's seeds had)."""
+the two verdicts a claim gets, four words each, defined once (NUMBER_WORDS, POINT_WORDS: the ledger, the
+README and the report read them here); and the seed plans of configs/pipeline.yaml (how many looks each row's seeds had)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from attnlab.claims.stats import ALPHA_TEXT, POWER_TEXT, RARE_TEXT
+from attnlab.claims import stats
+from attnlab.claims.stats import ALPHA_TEXT, POWER_TEXT
 
 ROOT = Path(__file__).resolve().parents[3]
 CLAIMS_FILE = ROOT / "configs" / "claims.yaml"
@@ -31,81 +32,38 @@ CONCLUSION_KEYS = {"value", "says"}
 OPERATORS = ("column", "columns", "lead", "ratio", "difference", "values")
 READ_OPERATORS = ("column", "columns", "lead")  # the operators that read a table
 REDUCERS = ("max", "min", "mean", "first", "last", "range", "loglog_slope")
-# The verdicts, in order, each in one sentence: the only definition (ledger, README and report print these). A
-# claim's number and its conclusion are judged apart (the ledger's `number` and `conclusion` columns); its verdict
-# is derived from both by OVERALL_RULE (overall_verdict).
-VERDICTS = {
-    "MATCH": "The chapter's number comes back: agreement within the tolerance is shown (for a number the chapter "
-             f"printed from one run, by two one-sided tests at {ALPHA_TEXT} against the spread of one run of ours; for an "
-             "analytic value, to the printed precision; for a bound or an ordering, by the mean's interval; for an "
-             "outcome of one model, in most of our seeds), and the chapter's conclusion holds.",
-    "CONSISTENT": "The chapter's single run agrees as well as one run can show: its number is a plausible draw of "
-                  "ours, the tolerance is wide enough for one run to show agreement, but it sits near the "
-                  "tolerance's edge, so no count of our seeds decides it; or the outcome its one model shows is a "
-                  "plausible draw of ours, a minority outcome seen in k of our n seeds.",
-    "UNRESOLVED": "The chapter's single run is not ruled out, but the tolerance is narrower than one run of ours can "
-                  "show (below 1.645 seed sd): no count of our seeds could show agreement; the band column gives the "
-                  f"chapter values the number test accepts and the shift it would catch {POWER_TEXT} of the time.",
-    "CONCLUSION HOLDS": "The number is CONTRADICTED (its own column says so, and the counts of numbers count it) "
-                        "or, in a shortened profile, not judged, but the chapter's point without its number (the "
-                        "conclusion) holds.",
-    "INCONCLUSIVE": "Not decided yet, and more of our seeds (or repeated timings) could decide it: the "
-                    f"would_decide column gives the count at {POWER_TEXT} power.",
-    "NOT JUDGED": "Our runs cannot judge the claim: our seeds give its number no spread (one seed, or seeds that "
-                  "all agree) and it misses, or the profile trains a shortened budget, so its runs are not the "
-                  "chapter's: its printed numbers are not compared with the chapter's (with its own reference where it "
-                  "has one), and what fails at that budget is not held against the chapter.",
-    "SAME AS PUBLISHED": "A shortened profile's number (its runs are not the chapter's) comes back as the profile "
-                         "published it: within its reference seeds' spread (the profile's file in results/reference/), "
-                         "t(n − 1)·s·√(1/n + 1/m) of their mean.",
-    "MOVED": "A shortened profile's number lies beyond its reference seeds' spread: the pipeline no longer gives "
-             "what the profile published (a regression, or another device's drift); it says nothing of the chapter.",
-    "NOT MEASURABLE": "The chapter's quantity cannot be measured on the device that made the table; it is not judged "
-                      "on a neighbouring quantity instead.",
-    "CONTRADICTED": "The chapter's point is false on our runs: its number lies outside the tolerance beyond our "
-                    "seeds' spread (and its conclusion does not hold), its conclusion fails, or the outcome its one "
-                    f"model shows is seen in fewer than about {RARE_TEXT} of our seeds (Wilson's upper bound below {RARE_TEXT}).",
-    "MISSING": "A table, row or column the claim reads was not produced.",
+# The ledger's two verdicts, four words each, judged apart: the chapter's NUMBER and the chapter's POINT (its
+# conclusion without the number). No third word combines them. Each word in one sentence: the only definition
+# (the ledger, the README and the report print these, each only the words it uses).
+NUMBER_WORDS = {
+    "AGREES": "The chapter's number is a typical run of ours, and the test could have failed: a chapter value "
+              f"{stats.CATCH_SD:g} one-run sd past the tolerance would have read DIFFERS at least {POWER_TEXT} of "
+              "the time (for an analytic value: equal to the printed precision; for a bound or an ordering: our "
+              "mean's interval clears it).",
+    "DIFFERS": "The chapter's number, widened by its tolerance, lies wholly outside what our seeds give for one run "
+               f"at {ALPHA_TEXT} (a prediction interval; by rank where the quantity is not normal); an analytic value "
+               "outside its printed precision; a bound or an ordering our mean's interval misses.",
+    "OPEN": "Not decided: the chapter's number is not ruled out, but our seeds cannot yet show that the test could "
+            "have failed (the note says how many seeds per row would), or the outcome is a minority one of ours.",
+    "NOT TESTED": "Nothing to judge it by: our seeds give it no spread (one seed, or seeds that all agree), the "
+                  "device cannot measure it, or a table it reads is missing.",
 }
-# A conclusion's verdict (the ledger's `conclusion` column), by the status of its check.
-CONCLUSION_VERDICTS = {"pass": "HOLDS", "fail": "FAILS", "inconclusive": "INCONCLUSIVE", "consistent": "PLAUSIBLE",
-                       "unresolved": "PLAUSIBLE", "unjudged": "NOT JUDGED"}
-NO_CONCLUSION = "NO CONCLUSION"
-# A number's verdict (the ledger's `number` column), by the status of its check.
-NUMBER_VERDICTS = {"pass": "MATCH", "fail": "CONTRADICTED", "inconclusive": "INCONCLUSIVE", "consistent": "CONSISTENT",
-                   "unresolved": "UNRESOLVED", "unjudged": "NOT JUDGED"}
-# A shortened profile's printed number against its own reference (attnlab.claims.reference.regression).
-REGRESSION_VERDICTS = {"same": "SAME AS PUBLISHED", "moved": "MOVED", "unjudged": "NOT JUDGED"}
-OVERALL_RULE = ("A claim's verdict comes from its number's and its conclusion's, in this order: CONTRADICTED when the "
-                "conclusion FAILS; when the number is CONTRADICTED, CONCLUSION HOLDS if the conclusion HOLDS, else "
-                "CONTRADICTED; INCONCLUSIVE (NOT JUDGED) when the conclusion is; CONSISTENT at best when the conclusion is only "
-                "PLAUSIBLE (a minority outcome); otherwise the number's verdict. A passing conclusion never changes "
-                "the number's own column, and the counts give numbers and conclusions apart. In a shortened profile (quick, "
-                "smoke) a trained claim's printed number is judged against the profile's own published seeds instead "
-                "of the chapter's, and that verdict, SAME AS PUBLISHED or MOVED, is the claim's; whatever fails at "
-                "that budget is NOT JUDGED, and a conclusion that holds there, on a claim without a reference, gives "
-                "CONCLUSION HOLDS. A claim whose rows mix seeds trained on a GPU "
-                "with seeds trained on a CPU stands on cross_device: it is INCONCLUSIVE where a published GPU seed "
-                "retrained on a CPU (its twin) gives a held-out result more than one seed sd of its row away.")
+NO_POINT = "–"
+POINT_WORDS = {
+    "HOLDS": "The chapter's point without its number holds on our mean's interval (or in most of our seeds).",
+    "FAILS": "The chapter's point fails on our mean's interval (or in all but a rare few of our seeds).",
+    "OPEN": "Not decided: our seeds leave the point on both sides, or too few seeds show it.",
+    NO_POINT: "The chapter states no point beyond its number.",
+}
+# A check's status (attnlab.claims.evaluate) -> the word of each column.
+NUMBER_WORD = {"pass": "AGREES", "fail": "DIFFERS", "open": "OPEN", "untested": "NOT TESTED"}
+POINT_WORD = {"pass": "HOLDS", "fail": "FAILS", "open": "OPEN", "untested": "OPEN"}
 
 # cross_device's verdict on a pair: one GPU seed and its CPU twin (same config, same seed)
 TWIN_NOT_RUN = "not run yet"
 TWIN_AGREES = "agree to float tolerance"
 TWIN_WITHIN_SPREAD = "differ beyond float tolerance, held out within one seed sd"
 TWIN_BEYOND_SPREAD = "differ beyond float tolerance, held out beyond one seed sd"
-
-
-def overall_verdict(number: str, conclusion: str) -> str:
-    """A claim's verdict from its number's verdict and its conclusion's (OVERALL_RULE)."""
-    if conclusion == "FAILS":
-        return "CONTRADICTED"
-    if number == "CONTRADICTED":
-        return "CONCLUSION HOLDS" if conclusion == "HOLDS" else "CONTRADICTED"
-    if conclusion in ("INCONCLUSIVE", "NOT JUDGED"):
-        return conclusion
-    if conclusion == "PLAUSIBLE" and number == "MATCH":
-        return "CONSISTENT"
-    return number
 
 
 class ClaimsError(ValueError):

@@ -6,15 +6,21 @@ the estimate over every seed of every row (`paired`). Values of several rows of 
 side by side (a list), and runs compared apart (`combine`), keep each set apart: each set's values
 computed with the other sets at their means, with Welch–Satterthwaite's degrees of freedom.
 
-Three ways to judge, by what the chapter printed:
-- one run (a number the chapter printed once, compared within a tolerance): Δ = our mean − the chapter,
-  with the spread of one new run against our mean, s·√(1 + 1/n) (`one_draw`);
+Four ways to judge, by what the chapter printed:
+- one run (a number the chapter printed once, compared within a tolerance): the chapter's value, widened by the
+  tolerance, against a 95 % prediction interval of one new run of ours, our mean ± t·s·√(1 + 1/n) (`predict`):
+  wholly outside differs; inside agrees only where the test could have failed (`powered`: a chapter value
+  CATCH_SD one-run sd past the tolerance caught 80 % of the time), else it stays open (`seeds_to_power`);
+- the same by rank, for a quantity that is not normal on its scale (a share, an accuracy with a failed-seed
+  mode, a value of two modes): a conformal p-value of the chapter's value among our seeds (`rank_p`), which
+  no draw of ours reaches at 5 % more often than 5 % of the time;
 - a conclusion, a bound or an ordering: the mean's interval (`mean_interval`, `decide`);
 - an outcome per seed (which weight is the largest), shown by the chapter's one model: the share of seeds with
-  Wilson's interval, judged as a draw (`decide_draw`: a minority outcome is a plausible draw, a rare one is not).
-Every level is α = 5 % divided by the looks a value's rows had (Bonferroni: `level_for`). A bounded
-quantity (an accuracy, a share) gets its interval inside its range (`bounded_interval`). What more
-seeds would decide is a count at 80 % power (`seeds_for_power`, `one_draw_seeds`).
+  Wilson's interval, judged as a draw (`decide_draw`: a minority outcome stays open, a rare one differs).
+A value whose rows had seeds added after K looks is judged at its last at 5 %/K (`level_for`), every seed
+counted; a plan fixed before its first look reads all K at that level, and spends at most 5 % over them. A bounded quantity (an accuracy, a
+share) gets its interval inside its range (`bounded_interval`). What more seeds would decide is a count at 80 %
+power (`seeds_for_power`, `seeds_to_power`).
 """
 
 from __future__ import annotations
@@ -28,20 +34,22 @@ LEVEL = 0.95   # two-sided level of every interval with one look (α = 5 %)
 POWER = 0.8    # a seed plan's chance of deciding a claim, if our mean and spread are the truth
 MAJORITY = 0.5  # an outcome "holds" when it holds in more than this share of seeds
 RARE = 0.05  # an outcome of one model seen in fewer than this share of our seeds is not a plausible draw of ours
+CATCH_SD = 4  # an AGREES must be able to fail: a chapter value this many one-run sd past the tolerance is caught
 MAX_SEEDS = 1000  # beyond this, "more seeds" is not a plan
 # the levels as the ledger's words print them (one place: its text never types them)
 LEVEL_TEXT, ALPHA_TEXT, POWER_TEXT, RARE_TEXT = (f"{100 * x:.3g} %" for x in (LEVEL, 1 - LEVEL, POWER, RARE))
 
 
 def level_for(looks: int) -> float:
-    """The two-sided level after `looks` looks at a value (seeds added after each). Bonferroni: α/looks bounds the
-    chance of any false verdict over the looks whatever their number and spacing — Pocock's boundary is less
-    strict but assumes looks at equal steps of information, and these rows grew 3 → 4 → 74 seeds."""
+    """The two-sided level at a value's last look, after `looks` looks (seeds added after each): α/looks (Bonferroni).
+    A plan fixed before its first look that reads every one of its K looks at α/K spends at most α over all of them;
+    rows whose looks were read at looser levels first (5 %/j at look j, before this rule) spent more: alpha_spent."""
     return 1 - (1 - LEVEL) / max(int(looks), 1)
 
 
 def alpha_spent(looks: int) -> float:
-    """The α that `looks` looks at a value spend in all, look k at level_for(k): at most α·(1 + 1/2 + … + 1/looks)."""
+    """The α that `looks` looks at a value spent in all where look j was read at 5 %/j: at most α·(1 + 1/2 + … +
+    1/looks)."""
     return (1 - LEVEL) * sum(1 / k for k in range(1, max(int(looks), 1) + 1))
 
 
@@ -241,36 +249,62 @@ def decide(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(low) | np.isnan(high), "fail", status)
 
 
-def one_draw(gap: Sample, tolerance: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
-    """A number the chapter printed once, against ours: per element, (status, the half-width of Δ's 95 % band).
-    Δ = our mean − the chapter's run, spread s·√(1 + 1/n): "pass" when equivalence is shown (two one-sided tests:
-    Δ ± t(1 − α)·spread inside ±tolerance), "fail" when Δ ± t(1 − α/2)·spread is wholly outside it, else
-    "undecided" (the chapter's run is a plausible draw of ours; whether more seeds could decide it: one_draw_seeds)."""
-    alpha = 1 - level
+def predict(gap: Sample, tolerance: np.ndarray, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """A number the chapter printed once, against ours: per element, (differs, the half-width of one new run's
+    prediction interval). Δ = our mean − the chapter's run; one new run spreads s·√(1 + 1/n) around our mean; the
+    chapter's value widened by ±tolerance differs where it lies wholly outside our mean ± t(1 − α/2)·spread — the
+    replication criterion of a prediction interval (Patil, Peng and Leek, 2016)."""
     spread, df = gap.draw_error()
-    distance = np.abs(gap.point)
-    equivalent = distance + t_upper(1 - alpha, df) * spread <= tolerance
-    outside = distance - t_upper(1 - alpha / 2, df) * spread > tolerance
-    status = np.where(equivalent, "pass", np.where(outside, "fail", "undecided"))
-    status = np.where(np.isnan(gap.point), "fail", status)
-    return status, t_upper(1 - alpha / 2, df) * spread
+    half = t_upper(1 - (1 - level) / 2, df) * spread
+    differs = (np.abs(gap.point) - half > tolerance) | np.isnan(gap.point)
+    return differs, half
 
 
 def band(point: np.ndarray, gap: Sample, tolerance: np.ndarray, level: float = LEVEL):
-    """What a one-run comparison (one_draw) can resolve, per element: (low, high) — the chapter values it does not
-    contradict, our mean ± (tolerance + t(1 − α/2)·spread); the shift of the chapter's run from our mean that it
-    catches (contradicts) 80 % of the time, tolerance + (t(1 − α/2) + z(0.8))·spread (the chapter's run drawn with
-    one run's spread around that shift); and the seed sd, the unit the shift is also read in."""
+    """What predict can resolve, per element: (low, high) — the chapter values it accepts, our mean ± (tolerance +
+    t(1 − α/2)·spread); the shift of the chapter's run from our mean that it catches 80 % of the time, tolerance +
+    (t(1 − α/2) + z(0.8))·spread (the chapter's run drawn with one run's spread around that shift); the seed sd."""
     spread, df = gap.draw_error()
     outside = tolerance + t_upper(1 - (1 - level) / 2, df) * spread
     catches = outside + t_upper(POWER, np.inf) * spread
     return point - outside, point + outside, catches, gap.sd()
 
 
-def resolvable(gap: Sample, tolerance: np.ndarray, level: float = LEVEL) -> np.ndarray:
-    """Per element, can a one-run comparison show agreement to the tolerance at some count of our seeds? One run
-    spreads at least the seed sd s, so two one-sided tests pass at best where tolerance >= z(1 − α)·s (1.645 s)."""
-    return tolerance >= t_upper(level, np.inf) * gap.sd()
+def powered(gap: Sample, level: float = LEVEL, grown: int = 0) -> np.ndarray:
+    """Per element, could predict have said differs: does it catch, 80 % of the time, a chapter value CATCH_SD
+    one-run sd past the tolerance — (t(1 − α/2) + z(0.8))·spread <= CATCH_SD·s? Needs about 5 seeds at α = 5 %."""
+    spread, df = gap.draw_error(grown)
+    return (t_upper(1 - (1 - level) / 2, df) + t_upper(POWER, np.inf)) * spread <= CATCH_SD * gap.sd() * (1 + 1e-12)
+
+
+def seeds_to_power(gap: Sample, level: float = LEVEL) -> int:
+    """The seeds per row at which predict is powered for every element (0: none up to MAX_SEEDS)."""
+    for n in _counts_from(max(gap.counts, default=1)):
+        if np.all(powered(gap, level, int(n))):
+            return int(n)
+    return 0
+
+
+def rank_seeds(level: float = LEVEL) -> int:
+    """The fewest seeds at which rank_p can reach 1 − level: a value beyond every seed has p = 2/(n + 1) (it and the
+    far extreme seed are the shallowest), so n >= 2/α − 1: 39 at 95 %."""
+    return math.ceil(2 / (1 - level) - 1 - 1e-9)
+
+
+def rank_p(seeds: np.ndarray, value: np.ndarray, tolerance: np.ndarray) -> float:
+    """A conformal p-value by rank, for a quantity that is not normal on its scale: how shallow `value` lies among
+    our seeds (last axis) and itself, against how shallow each seed lies among them. A point's depth is, over the
+    elements, the least of the points at or below it and at or above it; were `value` a run of ours, its depth's
+    rank among the n + 1 points would be uniform, so p = #points no deeper / (n + 1) reaches α at most α of the
+    time, whatever the distribution and however many elements the value has. The tolerance only deepens `value`
+    (its depth is read at its most central point within ±tolerance)."""
+    seeds = seeds.reshape(-1, seeds.shape[-1])
+    value, tolerance = (np.broadcast_to(x, seeds.shape[:1])[:, None] for x in (value, tolerance))
+    below = (seeds[:, None, :] <= seeds[:, :, None]).sum(axis=-1) + (value <= seeds)  # element x seed
+    above = (seeds[:, None, :] >= seeds[:, :, None]).sum(axis=-1) + (value >= seeds)
+    depth = np.minimum(below, above).min(axis=0)
+    own = np.minimum(1 + (seeds <= value + tolerance).sum(axis=-1), 1 + (seeds >= value - tolerance).sum(axis=-1)).min()
+    return float((1 + (depth <= own).sum()) / (seeds.shape[-1] + 1))
 
 
 # ---------------------------------------------------------------- seeds that would decide, at 80 % power
@@ -290,9 +324,10 @@ def seeds_for_power(s: Sample, level: float = LEVEL, smallest: bool = False) -> 
 
 
 def one_draw_seeds(gap: Sample, tolerance: np.ndarray, level: float = LEVEL) -> np.ndarray:
-    """Per element, the seeds per row at which the one-run comparison (one_draw) would be decided — equivalence
-    shown or the chapter's run outside — with 80 % power if our mean and spread held; 0 where no count up to
-    MAX_SEEDS would (the tolerance is narrower than one run's spread: no count of ours shows agreement)."""
+    """Per element, the seeds per row at which a one-run comparison would be decided — equivalence to the tolerance
+    shown by two one-sided tests, or the chapter's run outside — with 80 % power if our mean and spread held; 0 where
+    no count up to MAX_SEEDS would. The design rule of the seed plans written in configs/pipeline.yaml (seed_plans),
+    which were sized at it; the ledger judges by predict."""
     alpha, tolerance = 1 - level, np.broadcast_to(tolerance, gap.point.shape)
 
     def power(i, counts):

@@ -5,25 +5,30 @@ the claim; controls that read the published runs another way; the hypotheses wri
 The hypotheses are data: configs/hypotheses.yaml (its header documents each field). A hypothesis rebuilds one
 family table with the family's own builder, its runs in place of the published ones (a control: the published
 table with columns read in place of others), and the ledger's rules judge the claim on that table as on the
-published one (`verdict`). The finding compares the two, on the claim's distance from the chapter's point,
-seed by seed (claims.compare: the scale, log ratio or difference, and the margin):
+published one (its number's word and its point's: `number_under_hypothesis`, `point_under_hypothesis`, beside
+`number_before`, `point_before`). The finding reads those words and compares the two runs on the claim's distance
+from the chapter's point, seed by seed (claims.compare: the scale, log ratio or difference, and the margin):
 - the pairing: a hypothesis that changes only training settings (its config sets nothing outside `train:`,
   so seed k starts from the published seed k's weights and draws its batches) and trains no seed the
   published runs lack is compared seed by seed over its seeds (paired), as is a control; any other, on all
   seeds of both (Welch);
 - the level: 1 − 5 %/looks of its runs' seed plan (configs/pipeline.yaml, seeds_per_run.plan), as the
   ledger's; its seed count is planned from its pilot seeds alone at 80 % power (stats.seeds_for_power);
-- the finding: *reproduced* / *consistent* / *conclusion reproduced* where the ledger's verdict under it is
-  MATCH / CONSISTENT / CONCLUSION HOLDS; else *moves toward the chapter* where the interval of (0.9 × the
-  distance before − the distance under it) lies wholly above 0, *ruled out* wholly below (or no distance
-  to shrink), *undecided* when it straddles 0 (with the seeds that would decide it at 80 % power);
-  *only through runs that failed* where a finding that comes closer does not hold on the seeds whose runs
-  fit their own training data (a Winograd run below 100 % training accuracy, a run that diverged);
-  *not measured* where the hypothesis's table lacks what the claim reads; *not run* for a hypothesis
-  written down and not trained. A control's finding says what the published runs show read its way.
-Every row says what else broke (the other claims of its table that no longer reproduce, its runs that
-failed), and its wording (`says`) is generated from its numbers. A claim no hypothesis brings back is
-"not established" (`explained`).
+- the finding, the first that fits: *reproduced* where the number AGREES under it and did not before (its
+  point not failing); *the chapter's point holds* where the point HOLDS under it and did not before;
+  *moves toward the chapter* where the interval of (0.9 × the distance before − the distance under it) lies
+  wholly above 0; *ruled out* where the number DIFFERS under it or its point FAILS; *undecided* where the
+  interval straddles 0 (with the seeds that would decide it at 80 % power); *does not move toward the
+  chapter* where it lies wholly below 0 or there is no distance to shrink. An OPEN word brings nothing back:
+  the ledger leaves a number or point OPEN where too few seeds show its outcome, 0 of 3 among them. *only
+  through runs that failed* where a finding that comes closer does not hold on the seeds whose runs fit their
+  own training data (a Winograd run below 100 % training accuracy, a run that diverged); *not measured* where
+  the hypothesis's table lacks what the claim reads; *not run* for a hypothesis written down and not trained.
+  A control's finding says what the published runs show read its way.
+Every row says what else broke (the other claims of its table whose number no longer AGREES or point no longer
+HOLDS, its runs that failed), and its wording (`says`) is generated from its numbers and the ledger's reason for
+the number's word under it (`why_under_hypothesis`). A claim no hypothesis brings back is "not established"
+(`explained`).
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from attnlab.claims.compare import (NOT_ESTABLISHED, Compared, one_set, per_elem
 from attnlab.claims.evaluate import Judgement, judge
 from attnlab.claims.read import Missing, load_tables
 from attnlab.claims.render import show
-from attnlab.claims.rules import VERDICTS, ClaimsError, load_claims, load_looks, load_plans
+from attnlab.claims.rules import NO_POINT, ClaimsError, load_claims, load_looks, load_plans
 from attnlab.claims.stats import Sample
 from attnlab.config import CONFIG_DIR
 from attnlab.runs import load_runs
@@ -103,11 +108,13 @@ def hypothesis_of(run: str) -> Hypothesis | None:
     return next((h for h in trained() if run in h.runs.values()), None)
 
 
-FINDINGS = (REPRODUCED, CONSISTENT, CONCLUSION, TOWARD, UNDECIDED, RULED_OUT, FAILED_RUNS, NOT_MEASURED, NOT_RUN,
-            CONTROL) = ("reproduced under this setting", "consistent under this setting", "conclusion reproduced",
-                        "moves toward the chapter", "undecided", "ruled out", "only through runs that failed to train",
-                        "not measured", "not run", "control")
-COMES_BACK = (REPRODUCED, CONSISTENT, CONCLUSION)
+# best first: a finding on the seeds whose runs fit their training data that is worse than on all seeds says the
+# runs that failed made it (FAILED_RUNS)
+FINDINGS = (REPRODUCED, POINT_HOLDS, TOWARD, UNDECIDED, NO_CLOSER, RULED_OUT, FAILED_RUNS, NOT_MEASURED, NOT_RUN,
+            CONTROL) = ("reproduced under this setting", "the chapter's point holds under this setting",
+                        "moves toward the chapter", "undecided", "does not move toward the chapter", "ruled out",
+                        "only through runs that failed to train", "not measured", "not run", "control")
+COMES_BACK = (REPRODUCED, POINT_HOLDS)
 SWEEP_BAND, SWEEP_NOWHERE = "fits in a band of rates", "fits at no rate tried"  # the sqrt(d_k) sweep's rows
 
 
@@ -148,28 +155,30 @@ def comparison_of(margin: Sample, paired: bool) -> str:
 
 # ---------------------------------------------------------------- findings
 
-# the ledger's verdicts from best to worst: a hypothesis brings a claim back when its verdict under it is better
-# than on the published runs and is MATCH, CONSISTENT or CONCLUSION HOLDS
-VERDICT_RANK = tuple(VERDICTS)  # the ledger's verdicts, best first
-
-
-def finding(verdict: str, status: str | None, before: str = "CONTRADICTED") -> str:
-    """The finding from the ledger's verdict under the hypothesis (`before`: on the published runs) and the
-    status of its margin (0.9 × the distance before − the distance under it: pass, fail, inconclusive; None:
-    no distance). A verdict no better than before says nothing of the hypothesis: its margin does. Under a
-    verdict that still contradicts the chapter, a margin that does not clearly shrink rules the setting out as
-    the chapter's."""
-    if verdict == "MISSING":
-        return NOT_MEASURED
-    by_verdict = {"MATCH": REPRODUCED, "CONSISTENT": CONSISTENT, "CONCLUSION HOLDS": CONCLUSION}
-    if verdict in by_verdict and VERDICT_RANK.index(verdict) < VERDICT_RANK.index(before):
-        return by_verdict[verdict]
+def finding(number: str, point: str, status: str | None, number_before: str = "DIFFERS",
+            point_before: str = NO_POINT) -> str:
+    """The finding from the ledger's words under the hypothesis (`number`, `point`; `number_before`,
+    `point_before`: on the published runs) and the status of its margin (0.9 × the distance before − the distance
+    under it: pass, fail, inconclusive; None: no distance). Only a word that is decided brings a claim back: AGREES,
+    HOLDS, each where it was not before (an OPEN one may rest on an outcome no seed shows). Otherwise the margin
+    says whether it comes closer; one that does not, where the number DIFFERS or the point FAILS under it, rules
+    the setting out as the chapter's."""
+    if number == "AGREES" and number_before != "AGREES" and point != "FAILS":
+        return REPRODUCED
+    if point == "HOLDS" and point_before != "HOLDS":
+        return POINT_HOLDS
     if status == "pass":
         return TOWARD
-    if status == "inconclusive" and verdict != "CONTRADICTED":
-        return UNDECIDED
-    return RULED_OUT
+    if number == "DIFFERS" or point == "FAILS":
+        return RULED_OUT
+    return UNDECIDED if status == "inconclusive" else NO_CLOSER
 
+
+def words(number_before: str, point_before: str, number: str, point: str) -> str:
+    """The ledger's words on the published runs → under the hypothesis: "number DIFFERS → OPEN, point HOLDS →
+    HOLDS" (the point where the chapter states one)."""
+    said = f"number {number_before} → {number}"
+    return said if point_before == point == NO_POINT else f"{said}, point {point_before} → {point}"
 
 
 def plan_text(margin_pilot: Sample | None, pilot: int, trained: int) -> str:
@@ -223,20 +232,16 @@ def failed_text(failed: dict, inputs, h: Hypothesis) -> str:
     return "; ".join(parts)
 
 
-def worse(before: str, after: str) -> bool:
-    return before in ("MATCH", "CONSISTENT", "CONCLUSION HOLDS") and after not in ("MATCH", "CONSISTENT",
-                                                                                  "CONCLUSION HOLDS")
-
-
 def collateral(h: Hypothesis, claims: dict, published: dict, tables: dict) -> list[str]:
-    """The other claims of its table that reproduce on the published runs and not under the hypothesis."""
+    """The other claims of its table whose number AGREES or whose point HOLDS on the published runs and no longer
+    under the hypothesis."""
     out = []
     for claim in claims.values():
         if claim["table"] != h.table or claim["id"] in h.claims:
             continue
-        before, after = judge(claim, published).verdict, judge(claim, tables).verdict
-        if worse(before, after):
-            out.append(f"{claim['id']} {before} → {after}")
+        before, after = judge(claim, published), judge(claim, tables)
+        if before.number == "AGREES" != after.number or before.point == "HOLDS" != after.point:
+            out.append(f"{claim['id']} {words(before.number, before.point, after.number, after.point)}")
     return out
 
 
@@ -253,7 +258,7 @@ def not_run_row(h: Hypothesis, claim: dict, before: Judgement) -> dict:
     configs = "; ".join(f"{name}: {run}" for name, run in h.runs.items()) or "no config: " + h.setting
     return {"claim": claim["id"], "role": "not run", "hypothesis": h.text, "setting": h.setting,
             "experiment": configs, "chapter": before.chapter, "ours_before": before.reproduced,
-            "verdict_before": before.verdict, "finding": NOT_RUN,
+            "number_before": before.number, "point_before": before.point, "finding": NOT_RUN,
             "says": f"not run: {h.text} ({h.setting}); what it would show is {NOT_ESTABLISHED}",
             "hypothesis_id": h.id}
 
@@ -271,9 +276,10 @@ def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: 
     row = {"claim": claim["id"], "role": "control" if h.control else "hypothesis", "hypothesis": h.text,
            "setting": h.setting, "experiment": "; ".join(runs),
            "measure": "the claim's value",
-           "chapter": before.chapter, "ours_before": before.reproduced, "verdict_before": before.verdict,
-           "ours_under_hypothesis": under.reproduced, "seeds": under.seeds, "verdict": under.verdict,
-           "hypothesis_id": h.id}
+           "chapter": before.chapter, "ours_before": before.reproduced, "number_before": before.number,
+           "point_before": before.point, "ours_under_hypothesis": under.reproduced, "seeds": under.seeds,
+           "number_under_hypothesis": under.number, "point_under_hypothesis": under.point,
+           "why_under_hypothesis": under.why, "hypothesis_id": h.id}
     paired = bool(h.read) or all(changes_only_training(run) for run in h.runs.values())
     try:
         compared = Compared.of(claim, published, tables, paired)
@@ -285,7 +291,7 @@ def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: 
     if margin is not None:
         _, low, high = stats.sample_interval(margin, level)
         status = str(stats.decide(low, high))
-    found = finding(under.verdict, status, before.verdict)
+    found = finding(under.number, under.point, status, before.number, before.point)
     row["distance_shrinks"] = status or "–"
     effect = compared.effect()
     _, e_low, e_high = stats.sample_interval(effect, level)
@@ -313,9 +319,9 @@ def hypothesis_row(h: Hypothesis, claim: dict, claims: dict, inputs, published: 
             if kept_margin is not None:
                 _, k_low, k_high = stats.sample_interval(kept_margin, level)
                 kept_status = str(stats.decide(k_low, k_high))
-            kept_found = finding(kept.verdict, kept_status, before.verdict)
+            kept_found = finding(kept.number, kept.point, kept_status, before.number, before.point)
             conditioned = (f"on the {kept.seeds} seeds whose runs all fit their training data: {kept.reproduced} "
-                           f"({kept.verdict}, {kept_found})")
+                           f"(number {kept.number}, point {kept.point}: {kept_found})")
             if FINDINGS.index(kept_found) > FINDINGS.index(found) and kept_found not in COMES_BACK:
                 found = FAILED_RUNS
         except Missing:
@@ -350,26 +356,32 @@ def says(row: dict, h: Hypothesis, compared: Compared) -> str:
     if compared.distance_before is not None:
         change += f"; the distance from the chapter {row['gap_before']} → {row['gap_under_hypothesis']}"
     to_decide = row["seeds_to_decide"]
-    lead = {REPRODUCED: f"reproduced under {h.setting} ({row['verdict_before']} → {row['verdict']})",
-            CONSISTENT: f"consistent under {h.setting}: the chapter's run is a plausible draw of ours "
-                        f"({row['verdict_before']} → {row['verdict']})",
-            CONCLUSION: f"the chapter's conclusion holds under {h.setting} ({row['verdict_before']} → {row['verdict']})",
-            TOWARD: f"moves toward the chapter by more than a tenth of the distance ({row['verdict_before']} → "
-                    f"{row['verdict']})",
-            RULED_OUT: ("ruled out: the chapter's number stays outside our spread under it (CONTRADICTED)"
-                        if row["verdict"] == "CONTRADICTED" else
-                        f"ruled out: {row['verdict_before']} → {row['verdict']}")
+    moved = words(row["number_before"], row["point_before"], row["number_under_hypothesis"],
+                  row["point_under_hypothesis"])
+    ruled = " and ".join(filter(None, (
+        "the chapter's number lies outside what our seeds give under it"
+        if row["number_under_hypothesis"] == "DIFFERS" else "",
+        "the chapter's point fails under it" if row["point_under_hypothesis"] == "FAILS" else "")))
+    lead = {REPRODUCED: f"reproduced under {h.setting} ({moved})",
+            POINT_HOLDS: f"the chapter's point holds under {h.setting} ({moved})",
+            TOWARD: f"moves toward the chapter by more than a tenth of the distance ({moved})",
+            RULED_OUT: f"ruled out: {ruled} ({moved})"
                        + {"fail": ", and the distance does not shrink by a tenth",
                           "inconclusive": ", whether or not the distance shrinks by a tenth (undecided)"}.get(
                            row.get("distance_shrinks"), ""),
-            UNDECIDED: (f"undecided: about {to_decide} would decide whether the distance shrinks by a tenth "
-                        f"({stats.POWER_TEXT} power)"
-                        if not to_decide.startswith("none") else
-                        f"undecided: no count of seeds up to {stats.MAX_SEEDS:,} decides whether the distance shrinks "
-                        "by a tenth (it sits on that edge)"),
-            FAILED_RUNS: f"comes closer only through runs that failed to train ({row['verdict']} on all seeds)",
-            CONTROL: f"control, not the chapter's setting: {h.setting} ({row['verdict']})",
-            NOT_MEASURED: "not measured"}[found]
+            UNDECIDED: f"undecided ({moved}): " + (
+                f"about {to_decide} would decide whether the distance shrinks by a tenth ({stats.POWER_TEXT} power)"
+                if not to_decide.startswith("none") else
+                f"no count of seeds up to {stats.MAX_SEEDS:,} decides whether the distance shrinks by a tenth (it "
+                "sits on that edge)"),
+            NO_CLOSER: "does not move toward the chapter: " + ("the distance does not shrink by a tenth"
+                                                               if row.get("distance_shrinks") == "fail" else
+                                                               "the claim has no distance from it to shrink")
+                       + f" ({moved})",
+            FAILED_RUNS: f"comes closer only through runs that failed to train ({moved} on all seeds)",
+            CONTROL: f"control, not the chapter's setting: {h.setting} ({moved})"}[found]
+    if row["why_under_hypothesis"]:
+        lead += f"; the number under it: {row['why_under_hypothesis']}"
     tail = [f"{row['conditioned']}" if row["conditioned"] else "", f"what else broke: {row['also_broke']}"]
     return "; ".join(filter(None, [lead, change, *tail]))
 

@@ -10,7 +10,7 @@ import pandas as pd
 from attnlab import style
 from attnlab.families import Row, runs_of, trained_rows
 from attnlab.plots import curve_of, figure
-from attnlab.runs import load_runs, run_config
+from attnlab.runs import evals_of, load_runs, run_config
 from attnlab.tables import is_seed_detail, run_columns, seed_columns, seed_ids, table
 
 @table("norm_grad_init", place=140, reads={"grad_norms": "measure/norm_grad_init/grad_norms.csv"})
@@ -101,7 +101,11 @@ def norm_warmup(inputs) -> pd.DataFrame:
     rows = []
     for row, paths, runs in trained_rows(NORM_WARMUP, inputs):
         final = [math.nan if r["final_loss"] is None else r["final_loss"] for r in runs]
+        # these models overfit within their 1000 steps: the lowest held-out perplexity on the way is a reading
+        # of its own (issue 71: at batch 64 it sits where batch 32 ends)
+        best = [float(evals_of(p)["held_out_ppl_128"].min()) for p in paths]
         rows.append({"run": row.name, **run_settings(paths[0]), **run_columns(runs),
+                     **seed_columns("best_held_out_ppl", best),
                      **seed_columns("final_train_loss", final), "outcome": outcome(runs)})
     return pd.DataFrame(rows)
 
