@@ -105,6 +105,19 @@ def test_the_ledger_gives_each_number_word_on_a_constructed_table():
     assert one.number == "NOT TESTED", one
 
 
+def test_an_outcome_seen_in_0_of_3_seeds_is_open_and_in_0_of_80_differs():
+    """The chapter's one model shows an outcome (a weight above 0.5) that none of our seeds shows: with 3 seeds that
+    is OPEN (3 seeds cannot show it rare), with 80 it DIFFERS; 80 of 80 AGREES."""
+    shows = {"id": "o", "table": "t", "statement": "s", "chapter": "the weight is the row's largest",
+             "value": {"column": "ppl", "where": {"row": 1}, "per_seed": True}, "rule": {"kind": "above", "than": 0.5}}
+    rng = np.random.default_rng(3)
+    never, always = rng.uniform(0.0, 0.4, 80), rng.uniform(0.6, 1.0, 80)
+    few = C.judge(shows, table({1: never[:3]}))
+    assert few.number == "OPEN" and "not seen in any of our 3 seeds" in few.why, few
+    assert C.judge(shows, table({1: never})).number == "DIFFERS"
+    assert C.judge(shows, table({1: always})).number == "AGREES"
+
+
 def test_the_one_run_spread_keeps_its_one_over_n_term():
     """n = 3 seeds of sd 1, tolerance 10: the prediction interval is our mean ± t(0.975, 2)·1.155 = ±4.97
     (√(1 + 1/n) = √(4/3) = 1.155; ±4.30 without the 1/n term, ±2.48 with the mean's spread s/√n): the chapter's run

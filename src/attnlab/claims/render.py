@@ -92,12 +92,13 @@ def summary_line(df: pd.DataFrame) -> str:
     """The answer in one sentence: how many of the chapter's numbers agree, differ, are open or not tested, and
     how many of its points hold, fail or are open (the two columns apart; no word combines them)."""
     profile = df["profile"].iloc[0]
-    against = "the profile's own published seeds" if is_judged_loosely(profile) else "the chapter"
+    against = ("the chapter, the trained ones against the profile's own published seeds" if is_judged_loosely(profile)
+               else "the chapter")
     points = df[df["point"] != NO_POINT]
     return (f"Of the chapter's {len(df)} numbers ({profile} profile, {seeds_text(df)}), judged against {against}: "
             + counted(df["number"], NUMBER_WORDS) + (f"; of its {len(points)} points: "
                                                      + counted(points["point"], POINT_WORDS) if len(points) else "")
-            + ". " + chance_text(df))
+            + ". " + chance_text(df)).strip()
 
 
 def chance_text(df: pd.DataFrame) -> str:
@@ -110,12 +111,20 @@ def chance_text(df: pd.DataFrame) -> str:
 
 
 def differing_lines(df: pd.DataFrame, bullet: str = "- ") -> list[str]:
-    """Each number that DIFFERS and each point that FAILS, with the chapter's value beside ours."""
+    """Each number that DIFFERS and each point that FAILS, with the chapter's value beside ours. In a shortened
+    profile a trained number differs from the profile's own published seeds, and its points, judged on short runs,
+    say nothing of the chapter: they are not listed."""
+    own = is_judged_loosely(df["profile"].iloc[0])
     out = []
-    for row in df[(df["number"] == "DIFFERS") | (df["point"] == "FAILS")].itertuples():
-        said = "number DIFFERS" + (", point FAILS" if row.point == "FAILS" else "") if row.number == "DIFFERS" \
-            else "point FAILS"
-        out.append(f"{bullet}`{row.id}` ({said}): ours {row.reproduced} against the chapter's {row.chapter}")
+    for row in df.itertuples():
+        trained_here = own and row.kind == "trained"
+        differs, fails = row.number == "DIFFERS", row.point == "FAILS" and not trained_here
+        if not (differs or fails):
+            continue
+        said = ", ".join(w for w, on in (("number DIFFERS", differs), ("point FAILS", fails)) if on)
+        against = ("moved from the profile's published seeds" if trained_here
+                   else f"against the chapter's {row.chapter}")
+        out.append(f"{bullet}`{row.id}` ({said}): ours {row.reproduced} {against}")
     return out
 
 
