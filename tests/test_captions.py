@@ -216,7 +216,7 @@ def test_alibis_gain_and_what_the_ratio_shows_are_read_from_the_rows(tmp_path):
         return df
 
     def ratio_consistent(df):
-        df.loc[df["hypothesis_id"] == "alibi_eight_heads", "verdict_before"] = "CONSISTENT"
+        df.loc[df["hypothesis_id"] == "alibi_eight_heads", "number_before"] = "AGREES"
         return df
     published = caption("position_extrapolation", sources("full"))
     assert "ALiBi improves as the window grows" in published and ": the same direction, a smaller gain." in published

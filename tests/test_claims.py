@@ -486,7 +486,7 @@ def test_a_shortened_profile_judges_no_trained_number_against_the_chapter_and_sa
     analytic = ledger[ledger["kind"] == "analytic"]
     assert (analytic["point"] == "HOLDS").any() and (analytic["number"] == "AGREES").any()
     summary = C.summary_line(ledger)
-    assert "(quick profile" in summary and "judged against the profile's own published seeds" in summary
+    assert "(quick profile" in summary and "the trained ones against the profile's own published seeds" in summary
     assert "by chance" not in summary  # no chapter number is judged: chance makes no DIFFERS against the chapter
     markdown = C.render.ledger_markdown(ledger).split("\n")
     assert markdown[2].startswith("> Profile **quick** is a pipeline check") and "points" in markdown[2]
@@ -541,7 +541,7 @@ def test_check_cli_writes_a_labelled_ledger_of_every_claim(tmp_path, capsys):
     assert "margin" in df.columns and df.set_index("id").loc["corpus.chars_per_token", "margin"].endswith("tol")
     summary = capsys.readouterr().out.strip()
     assert summary.startswith(f"Of the chapter's {len(ids)} numbers (smoke profile, 1 seed per claim)")
-    assert "judged against the profile's own published seeds" in summary
+    assert "the trained ones against the profile's own published seeds" in summary
     counts = df["number"].value_counts()
     assert all(f"{int(n)} {word}" in summary for word, n in counts.items())
     markdown = (out / "claims.md").read_text()

@@ -107,6 +107,9 @@ def test_warmup_table_records_a_diverged_run_as_a_result(tmp_path):
         path = tmp_path / name / "metrics.json"
         path.parent.mkdir()
         path.write_text(json.dumps(metrics))
+        # the held-out curve: a diverged run's last evaluation is not a number
+        path.with_name("evals.csv").write_text("step,held_out_ppl_128\n0,1000.0\n2,38.5\n3,"
+                                               + ("nan" if diverged_step is not None else "40.0") + "\n")
         # as the training app saves it; batch 16 is not today's config: the table must read this file
         config = compose([f"experiment=norm/{name}", "profile=smoke", "train.batch_size=16"])
         path.with_name("config.yaml").write_text(yaml.safe_dump({"config": OmegaConf.to_container(config)}))
@@ -118,6 +121,8 @@ def test_warmup_table_records_a_diverged_run_as_a_result(tmp_path):
     assert math.isnan(post["held_out_ppl"]) and post["norm"] == "post" and post["warmup_steps"] == 0
     assert pre["outcome"] == "trained" and pre["held_out_ppl"] == 40.0 and pre["warmup_steps"] == 200  # not scaled, even in smoke
     assert (df["batch"] == 16).all() and list(df["run"]) == ["pre_warmup", "post_no_warmup"]  # declared order
+    # the lowest held-out perplexity on the way, a reading of its own: below the final one where the run overfits
+    assert pre["best_held_out_ppl"] == 38.5 and post["best_held_out_ppl"] == 38.5
 
 
 def test_published_quick_norm_runs_are_prefixes_of_the_full_runs():

@@ -32,8 +32,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab.claims.render import (HOW_JUDGED, counted, differing_lines, is_judged_loosely, loose_warning, seeds_text,
-                                   summary_line, variant_lines, word_definitions)
+from attnlab.claims.render import (HOW_JUDGED, LIST, LIST_ITEM, counted, differing_lines, is_judged_loosely,
+                                   loose_warning, seeds_text, shortened_lists, summary_line, variant_lines,
+                                   word_definitions)
 from attnlab.claims.rules import NO_POINT, NUMBER_WORDS, POINT_WORDS
 from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
@@ -56,9 +57,6 @@ CSS = Path(__file__).with_name(STYLE_SHEET).read_text(encoding="utf-8")
 NUMBER = re.compile(r"[-−+]?\d[\d,]*(\.\d+)?(e[-+]?\d+)?( ± \d[\d,]*(\.\d+)?(e[-+]?\d+)?|/\d+)?")
 # a number with a hyphen (-0.13, 4.35e-05), where a browser would break a line inside a list or a sentence
 HYPHENATED = re.compile(r"-\d[\d,]*(\.\d+)?(e-?\d+)?|\d[\d,]*(\.\d+)?e-\d+")
-# a cell that is one list ([…], its items lists at most one level deep), and the ", " between its items
-LIST = re.compile(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\]")
-LIST_ITEM = re.compile(r", (?![^\[]*\])")
 
 
 def text(cell) -> str:
@@ -127,15 +125,6 @@ def ledger_line_html(line: str, tables: dict[str, str]) -> str:
 def row_anchor(claim_id: str, hypothesis_id: str) -> str:
     """The id of a contradictions row: what the list of what did not reproduce links to."""
     return f"tried-{claim_id}-{hypothesis_id}"
-
-
-def shortened_lists(cell: str, keep: int = 3) -> str:
-    """`cell` with every outermost [..] of more than keep + 1 elements cut to its first `keep`: a
-    one-line summary stays one line (the ledger below lists every value)."""
-    def cut(found: re.Match) -> str:
-        items = LIST_ITEM.split(found[0][1:-1])
-        return found[0] if len(items) <= keep + 1 else f"[{', '.join(items[:keep])}, … ({len(items)} values)]"
-    return LIST.sub(cut, cell)
 
 
 def caption_html(rst: str) -> str:

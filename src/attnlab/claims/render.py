@@ -4,6 +4,7 @@ Results section (the HTML ledger is the reader's report's first section: attnlab
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +19,9 @@ README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
 LEDGER_COLUMNS = ["id", "chapter", "reproduced", "number", "point", "why", "seeds", "interval", "looks", "plan",
                   "seed_share", "would_decide", "band", "rule", "statement", "note", "reason"]
 KINDS = ("trained", "analytic")
+# a cell that is one list ([…], its items lists at most one level deep), and the ", " between its items
+LIST = re.compile(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\]")
+LIST_ITEM = re.compile(r", (?![^\[]*\])")
 
 
 # ---------------------------------------------------------------- numbers and rules as text
@@ -124,8 +128,17 @@ def differing_lines(df: pd.DataFrame, bullet: str = "- ") -> list[str]:
         said = ", ".join(w for w, on in (("number DIFFERS", differs), ("point FAILS", fails)) if on)
         against = ("moved from the profile's published seeds" if trained_here
                    else f"against the chapter's {row.chapter}")
-        out.append(f"{bullet}`{row.id}` ({said}): ours {row.reproduced} {against}")
+        out.append(f"{bullet}`{row.id}` ({said}): ours {shortened_lists(str(row.reproduced))} {against}")
     return out
+
+
+def shortened_lists(cell: str, keep: int = 3) -> str:
+    """`cell` with every outermost [..] of more than keep + 1 elements cut to its first `keep`: a
+    one-line summary stays one line (the ledger below lists every value)."""
+    def cut(found: re.Match) -> str:
+        items = LIST_ITEM.split(found[0][1:-1])
+        return found[0] if len(items) <= keep + 1 else f"[{', '.join(items[:keep])}, … ({len(items)} values)]"
+    return LIST.sub(cut, cell)
 
 
 def counted(column: pd.Series, order, words: dict | None = None) -> str:

@@ -129,8 +129,8 @@ def attention_scaling_figure(inputs, context):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("tokens n (log scale)")
-    # the time claims wait for repeated timings (one median a size: the ledger's INCONCLUSIVE); memory is one count
-    style.headline(fig, "Explicit attention's memory grows as n², a fused kernel's as n; times: one median a size",
+    # what is drawn, not what it shows: the ledger judges the exponents (a title asserts no claim of it)
+    style.headline(fig, "One attention layer's time and peak memory against n: the explicit path and a fused kernel",
                    context.profile,
                    f"one layer: d = {settings['d_model']}, {settings['n_heads']} heads, batch 1, float32",
                    f"{df['device'].iloc[0]}, torch {df['torch'].iloc[0]}", f"median of {int(df['runs'].max())} runs")

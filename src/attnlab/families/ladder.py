@@ -80,7 +80,7 @@ def ladder_figure(inputs, context, rows, point: str, groups: dict | None = None)
 @figure("average_ladder")
 def average_ladder_figure(inputs, context):
     return ladder_figure(inputs, context, AVERAGE_LADDER,
-                         "Averaging the context, replacing the token, is far worse than no context at all")
+                         "Averaging the context in place of the token, with positions, and added to it, beside no context")
 
 
 # --- ladder: eleven rows, each the row above plus one piece --------------------------------
