@@ -14,7 +14,7 @@ from attnlab import runs, train as train_module, winograd as W
 from attnlab.config import CONFIG_DIR, ConfigError, compose, experiments, model_config
 from attnlab.model import LanguageModel
 from attnlab.seed_batch import FoldedSeeds, SeedBatch
-from attnlab.train import learning_rate, make_optimizer, training_step
+from attnlab.train import learning_rate, make_optimizer, parameter_names, set_learning_rate, training_step
 
 AGREEMENT = 1e-5  # relative, float32: a perplexity or loss is smooth in the weights (measured: a few 1e-7)
 # Fold against separate, relative. float64: the same arithmetic in another order, so rounding alone
@@ -69,8 +69,9 @@ def fold_against_separate(cfg, dtype, seeds: int = 3, steps: int = 3, mix_seeds:
     separate = [LanguageModel(mcfg).to(dtype) for _ in range(seeds)]
     for alone, model in zip(separate, models):
         alone.load_state_dict(model.state_dict())
-    optimizers = [make_optimizer(m.parameters(), t) for m in separate]
-    batch = SeedBatch(models, partial(make_optimizer, t=t), [None] * seeds, compile=False)
+    optimizers = [make_optimizer(m.parameters(), t, parameter_names(m)) for m in separate]
+    batch = SeedBatch(models, partial(make_optimizer, t=t, names=parameter_names(models[0])), [None] * seeds,
+                      compile=False)
     data = torch.Generator().manual_seed(0)
     loss_gap, lr_sum = 0.0, 0.0
     for step in range(steps):
@@ -78,8 +79,7 @@ def fold_against_separate(cfg, dtype, seeds: int = 3, steps: int = 3, mix_seeds:
         lr = learning_rate(step, t.lr, t.warmup_steps, steps, t.schedule)
         lr_sum += lr
         for optimizer in [*optimizers, batch.optimizer]:
-            for group in optimizer.param_groups:
-                group["lr"] = lr
+            set_learning_rate(optimizer, lr)
         alone = [training_step(m, o, lambda m=m, k=k: m(x[k], y[k])[1], "float32", "cpu", t.grad_clip).item()
                  for k, (m, o) in enumerate(zip(separate, optimizers))]
         xf, yf = (x.roll(1, 0), y.roll(1, 0)) if mix_seeds else (x, y)

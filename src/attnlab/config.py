@@ -27,7 +27,7 @@ NOT_HASHED = ("train.threads", "train.device", "train.seed_batch", "train.compil
 # Settings added after runs were published, with the value every published run trained under:
 # hashed only when they differ from it, so the published runs keep their hashes (and stay valid)
 # while a run with another value gets a hash of its own.
-HASHED_UNLESS = {"train.precision": "float32"}
+HASHED_UNLESS = {"train.precision": "float32", "model.qk_init_scale": 1.0, "train.qk_lr_scale": 1.0}
 
 
 class ConfigError(ValueError):
@@ -235,6 +235,11 @@ def check_train(cfg: DictConfig) -> None:
             raise ConfigError(f"train.{key}={t[key]!r} must be a whole number > 0")
     if not isinstance(t.lr, (int, float)) or isinstance(t.lr, bool) or not t.lr > 0:
         raise ConfigError(f"train.lr={t.lr!r} must be a number > 0")
+    if not isinstance(t.qk_lr_scale, (int, float)) or isinstance(t.qk_lr_scale, bool) or not t.qk_lr_scale > 0:
+        raise ConfigError(f"train.qk_lr_scale={t.qk_lr_scale!r} must be a number > 0 (W_q, W_k's rate over train.lr)")
+    if t.qk_lr_scale != 1 and not (cfg.model.mixer == "attention" and cfg.model.query_key):
+        raise ConfigError(f"train.qk_lr_scale={t.qk_lr_scale} but the model has no W_q, W_k (model.mixer="
+                          f"{cfg.model.mixer}, model.query_key={cfg.model.query_key}); leave it at 1.0")
     if t.schedule not in ("constant", "cosine"):
         raise ConfigError(f"train.schedule={t.schedule!r} is not one of ['constant', 'cosine']")
     from attnlab.model import PRECISIONS

@@ -4,7 +4,8 @@ Every rung of the chapter's ladder is a switch of `ModelConfig`: the mixer (none
 causal average, attention), how attention builds queries, keys and values, heads and head
 width (independent of model width), residual, MLP, norm placement, position scheme and
 score scaling. Initialisation is PyTorch's default on purpose: the chapter's "score std 21 at
-initialisation" (claim score_runaway.init_std, configs/claims.yaml) only holds with it.
+initialisation" (claim score_runaway.init_std, configs/claims.yaml) only holds with it; only
+`qk_init_scale` multiplies W_q and W_k after it (1.0, the default, leaves them untouched).
 
 Attention has two paths that compute the same thing: an explicit one that can return
 scores and weights (for probes and statistics) and the fused
@@ -47,6 +48,9 @@ class ModelConfig:
     attn_input_norm: bool = True  # pre-norm only: the LayerNorm before the attention projections
     positions: str = "learned"
     scale_scores: bool = True  # divide scores by sqrt(d_head); False is scale=1.0
+    # W_q and W_k (with qkv_bias, their biases) at PyTorch's default init times this: q and k come out this much
+    # smaller, the scores its square (d_head^(-1/4) squared is the divided head's 1/sqrt(d_head) at initialisation)
+    qk_init_scale: float = 1.0
     tie_output: bool = False
     output_bias: bool = True
 
@@ -99,6 +103,11 @@ class ModelConfig:
             raise ValueError(f"positions={self.positions} acts on attention scores; mixer is {self.mixer}")
         if self.max_positions is not None and self.max_positions < self.context:
             raise ValueError(f"model.max_positions={self.max_positions} < model.context={self.context}")
+        if not self.qk_init_scale > 0:  # NaN too
+            raise ValueError(f"model.qk_init_scale={self.qk_init_scale} must be a number > 0")
+        if self.qk_init_scale != 1.0 and not (self.mixer == "attention" and self.query_key):
+            raise ValueError(f"model.qk_init_scale={self.qk_init_scale} scales W_q and W_k, which this model does "
+                             f"not have (mixer={self.mixer}, query_key={self.query_key}); leave it at 1.0")
 
 
 def autocast(precision: str, device_type: str):
@@ -161,6 +170,10 @@ class CausalSelfAttention(nn.Module):
         self.v = nn.Linear(cfg.d_model, inner, bias=cfg.qkv_bias) if cfg.value else None
         self.o = nn.Linear(inner, cfg.d_model) if cfg.out_proj else None
         self.scale = 1.0 / math.sqrt(self.d_head) if cfg.scale_scores else 1.0
+        if cfg.query_key and cfg.qk_init_scale != 1.0:
+            with torch.no_grad():  # after the default init, so every other tensor draws what it always drew
+                for p in (*self.q.parameters(), *self.k.parameters()):
+                    p.mul_(cfg.qk_init_scale)
 
     def _heads(self, x: torch.Tensor, proj: nn.Linear | None) -> torch.Tensor:
         y = proj(x) if proj is not None else x

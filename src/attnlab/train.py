@@ -16,6 +16,7 @@ import logging
 import math
 import os
 import platform
+import re
 import sys
 import time
 from datetime import datetime, timezone
@@ -65,9 +66,52 @@ def training_step(model: nn.Module, optimizer, loss_of: Callable[[], torch.Tenso
     return loss
 
 
-def make_optimizer(params, t: DictConfig) -> torch.optim.AdamW:
-    """The optimizer of every run: AdamW with the train config's lr, betas and weight decay."""
-    return torch.optim.AdamW(params, lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
+def is_query_key(name: str) -> bool:
+    """Whether a model's parameter, by its name (blocks.0.mixer.q.weight), is an attention block's W_q or W_k
+    (or, with model.qkv_bias, their bias)."""
+    return re.search(r"(^|\.)mixer\.[qk]\.(weight|bias)$", name) is not None
+
+
+def parameter_names(model: nn.Module) -> list[str]:
+    """The names of model.parameters(), in their order: what make_optimizer finds W_q and W_k by (K folded
+    seeds, attnlab.seed_batch, have the separate model's parameters in its order)."""
+    return [name for name, _ in model.named_parameters()]
+
+
+def make_optimizer(params, t: DictConfig, names: list[str] | None = None) -> torch.optim.AdamW:
+    """The optimizer of every run: AdamW with the train config's lr, betas and weight decay.
+
+    train.qk_lr_scale = c other than 1 gives W_q and W_k (found by `names`, the parameters' names in order:
+    parameter_names) a group of their own at lr*c and weight decay wd/c; each group's lr_scale is what
+    set_learning_rate multiplies the schedule's rate by. Why: the undivided head whose W_q, W_k start c times
+    smaller (model.qk_init_scale = c = d_k^(-1/4)) computes the divided head's scores, c^2 q.k = q.k/sqrt(d_k).
+    To stay W' = cW it must step c times less; its gradients are 1/c larger, which Adam's normalised step does
+    not see (but through eps), so the rate takes the c. AdamW's decoupled decay, lr*wd*W', is then already c
+    smaller through W' and would be c^2 smaller with lr*c: wd/c keeps lr*wd, the divided head's relative decay.
+    (Gradient clipping, train.grad_clip, sees the 1/c larger gradients: with it the two heads differ.)
+    At c = 1: the one group of every published run, as their checkpoints hold it."""
+    scale = t.qk_lr_scale
+    if scale == 1.0:
+        return torch.optim.AdamW(params, lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
+    params = list(params)
+    if names is None or len(names) != len(params):
+        raise ValueError(f"train.qk_lr_scale={scale} needs the parameters' names to find W_q and W_k: "
+                         f"make_optimizer(params, t, parameter_names(model))")
+    query_key = [is_query_key(name) for name in names]
+    if not any(query_key):
+        raise ConfigError(f"train.qk_lr_scale={scale} but the model has no W_q, W_k (model.query_key, "
+                          "model.mixer=attention); leave it at 1.0")
+    groups = [{"params": [p for p, qk in zip(params, query_key) if not qk], "lr_scale": 1.0},
+              {"params": [p for p, qk in zip(params, query_key) if qk], "lr_scale": scale, "lr": t.lr * scale,
+               "weight_decay": t.weight_decay / scale}]
+    return torch.optim.AdamW(groups, lr=t.lr, betas=tuple(t.betas), weight_decay=t.weight_decay)
+
+
+def set_learning_rate(optimizer: torch.optim.Optimizer, lr: float) -> None:
+    """The schedule's rate for this step (learning_rate) in every group, times the group's lr_scale
+    (make_optimizer: W_q and W_k's train.qk_lr_scale), so warmup and decay act on every group alike."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr * group.get("lr_scale", 1.0)
 
 
 def learning_rate(step: int, lr: float, warmup: int, steps: int, schedule: str) -> float:
@@ -251,7 +295,7 @@ def start_seed(seed_cfg: DictConfig, digest: str, mcfg, folder: Path, device, so
     seed = seed_cfg.seed
     torch.manual_seed(seed)
     model = LanguageModel(mcfg).to(device)
-    optimizer = make_optimizer(model.parameters(), seed_cfg.train)
+    optimizer = make_optimizer(model.parameters(), seed_cfg.train, parameter_names(model))
     batches = torch.Generator().manual_seed(seed)
     folder.mkdir(parents=True, exist_ok=True)
     state = {"step": 0, "curve": [], "evals": [], "diverged_step": None, "train_s": 0.0}
@@ -287,7 +331,8 @@ class Training:
             if len({r.state["step"] for r in self.active}) > 1:
                 raise ConfigError(f"seeds {[r.cfg.seed for r in self.active]} resume from different steps "
                                   f"{[r.state['step'] for r in self.active]}: train them without train.seed_batch")
-            self.batch = SeedBatch([r.model for r in self.active], partial(make_optimizer, t=self.t),
+            self.batch = SeedBatch([r.model for r in self.active],
+                                   partial(make_optimizer, t=self.t, names=parameter_names(self.active[0].model)),
                                    [r.optimizer.state_dict() if r.optimizer.state else None for r in self.active],
                                    self.t.compile)
         elif self.t.compile:
@@ -360,8 +405,7 @@ class Training:
             model, optimizer = self.active[0].model, self.active[0].optimizer
         else:
             model, optimizer = self.batch.folded, self.batch.optimizer
-        for group in optimizer.param_groups:
-            group["lr"] = lr
+        set_learning_rate(optimizer, lr)
         return training_step(model, optimizer, lambda: model(x, y)[1], self.t.precision, self.device.type,
                              self.t.grad_clip).reshape(-1)
 
