@@ -323,7 +323,8 @@ SQRT_DK_RUNS = ("scale/short_d1024_divided", "scale/short_d1024_undivided", "sca
                 *(f"scale/runaway_lr{rate}" for rate in ("3e3", "5e3", "6e3", "1e2")),
                 *(f"scale/sweep_d{d_k}_{variant}_lr{rate}" for rate in ("3e3", "6e3")
                   for d_k, variant in ((1024, "divided"), (256, "divided"), (256, "undivided"))),
-                "scale/sweep_d1024_divided_lr5e3")
+                "scale/sweep_d1024_divided_lr5e3", "scale/sweep_d1024_divided_lr4e3",
+                "scale/sweep_d1024_undivided_lr4e3")
 SWEEP_RUNS = tuple(r for r in SQRT_DK_RUNS if "/sweep_" in r)  # trained only as far as seeds_per_run names them
 
 
