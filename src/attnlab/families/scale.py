@@ -393,3 +393,46 @@ def sqrt_dk_sweep(inputs) -> pd.DataFrame:
     paths = [p for paths in runs.values() for p in paths]
     prov = provenance(load_runs(paths)) if paths else {}
     return pd.DataFrame([{**r, **prov} for r in rows])
+
+
+# --- what sqrt(d_k) does under Adam: its two halves apart ---------------------------------------------------
+# Under AdamW, dividing the scores by s = sqrt(d_k) equals the undivided head with W_q, W_k initialised s^(1/2)
+# smaller and stepped s^(1/2) slower (tests/test_adam_equivalence.py). Each half alone, beside neither (the
+# undivided head) and both (the divided head), says which one carries the division's benefit: the chapter's
+# explanation, saturation at initialisation, is the first half.
+ADAM_ARMS = (("neither", "scale/short_d1024_undivided"), ("initialisation only", "scale/adam_qk_init"),
+             ("rate only", "scale/adam_qk_lr"), ("both", "scale/short_d1024_divided"))
+ADAM_SWEPT = ("scale/adam_qk_init", "scale/adam_qk_lr")  # trained only as far as seeds_per_run names them
+
+
+def adam_inputs(jobs, variant: bool) -> dict:
+    return {arm: jobs.run_metrics(run, variant) if run not in ADAM_SWEPT
+            else [jobs.train_step(run, seed).outputs[0] for seed in jobs.seeds_of(run, base=0)]
+            for arm, run in ADAM_ARMS}
+
+
+@table("sqrt_dk_adam", place=285, reads=adam_inputs)
+def sqrt_dk_adam(inputs) -> pd.DataFrame:
+    """Per arm: its two settings, block 1's score std at initialisation and at the end, its one-hot share at the
+    end, held-out perplexity, and the share of the undivided head's perplexity gap to the divided head it closes
+    (seed means)."""
+    rows = []
+    for arm, _ in ADAM_ARMS:
+        paths = inputs.get(arm) or []
+        if not paths:
+            continue
+        cfg = run_config(paths[0])
+        evals = [evals_of(p) for p in paths]
+        rows.append({"arm": arm, "scores_divided": bool(cfg["model"]["scale_scores"]),
+                     "qk_init_scale": float(cfg["model"].get("qk_init_scale", 1.0)),
+                     "qk_lr_scale": float(cfg["train"].get("qk_lr_scale", 1.0)),
+                     **seed_columns("score_std_init", [e["block1_score_std"].iloc[0] for e in evals]),
+                     **seed_columns("score_std_final", [e["block1_score_std"].iloc[-1] for e in evals]),
+                     **seed_columns("onehot_share_final", [e["block1_onehot_share"].iloc[-1] for e in evals]),
+                     **run_columns(load_runs(paths))})
+    df = pd.DataFrame(rows)
+    ends = df.set_index("arm")["held_out_ppl"] if len(df) else pd.Series(dtype=float)
+    if {"neither", "both"} <= set(ends.index):
+        df.insert(df.columns.get_loc("held_out_ppl") + 1, "gap_closed",
+                  [(ends["neither"] - ppl) / (ends["neither"] - ends["both"]) for ppl in df["held_out_ppl"]])
+    return df
