@@ -202,7 +202,9 @@ def rank_outcome(value: Sample, claim: dict, check: dict, judging: Judging) -> O
         if fits.any():
             room = True
             caught.append(stats.rank_p(seeds, np.where(fits, shifted, mean), tolerance) <= alpha)
-    typical = f"{shown} is a run of ours by rank (p = {p:.2g}, {n} seeds)"
+    typical = (f"{shown} is a typical run of ours by rank (p = {p:.2g}, {n} seeds)" if p > stats.RARE else
+               f"{shown} is not ruled out by rank (p = {p:.2g} against the {100 * alpha:.3g} % its looks leave, "
+               f"{n} seeds)")
     if room and all(caught):
         return Outcome("pass", text, chance=alpha,
                        why=f"{typical}; would catch a chapter value {stats.CATCH_SD:g} sd past the tolerance")
