@@ -134,7 +134,7 @@ def test_the_plan_names_the_seeds_the_ledger_asks_for(tmp_path, asked, expected)
     for that claim is named with the count, unless seeds_per_run trains that many already."""
     ledger = tmp_path / "results/full/claims.csv"
     ledger.parent.mkdir(parents=True)
-    ledger.write_text(f"id,would_decide,verdict\nnorm_warmup.post_warmup,{asked},INCONCLUSIVE\n")
+    ledger.write_text(f"id,would_decide,number\nnorm_warmup.post_warmup,{asked},OPEN\n")
     asks = campaign.ledger_asks("full", root=tmp_path)
     assert asks.get("norm/post_warmup") == expected
     assert not any(run.startswith("measure/") for run in asks)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.campaign import GPU_SEED_BATCH
+from attnlab.claims.rules import NUMBER_WORDS
 from attnlab.config import winograd_versions
 from attnlab.families import load_families
 from attnlab.tables import BUILDERS as TABLE_BUILDERS
@@ -442,7 +443,9 @@ def test_a_new_table_is_one_module_one_caption_and_its_claims(clone):
     assert not {j for j in jobs if j.startswith(COSTLY) and j != "key"}, jobs
     assert built.returncode == 0 and table.startswith("model,params,") and "one block" in table
     assert judged.returncode == 0, judged.stderr[-2000:]
-    assert ledger["toy.block_learns"]["verdict"] not in ("", "MISSING"), ledger["toy.block_learns"]
+    # read and judged: a table, row or column it cannot find reads NOT TESTED, naming what it lacks
+    assert ledger["toy.block_learns"]["number"] in NUMBER_WORDS, ledger["toy.block_learns"]
+    assert not re.search(r"no (row|column|table)", ledger["toy.block_learns"]["why"]), ledger["toy.block_learns"]
     assert can_fail.returncode == 0 and "3 passed" in can_fail.stdout, can_fail.stdout[-2000:]
 
 

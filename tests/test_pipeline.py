@@ -63,7 +63,7 @@ def test_rerun_has_nothing_to_do_and_snakemakes_report_builds(smoke_run):
 
 
 def test_the_report_reads_in_a_browser(smoke_run, tmp_path):
-    """At 1280 and 800 px (tests/browser.py): the summary first and the contents above the ledger, every table
+    """At 1280 and 800 px (tests/browser.py): the answer first and the contents above the ledger, every table
     with its section, table and figure, no broken image, no sideways scrolling, no verdict or number broken
     across lines, and every ledger row's verdict and seeds and every contradictions row's finding in view."""
     frames = seen_in_browser(smoke_run / "results/smoke/report.html", tmp_path)
@@ -71,7 +71,7 @@ def test_the_report_reads_in_a_browser(smoke_run, tmp_path):
     sections = {s["id"]: s for s in seen["sections"]}
     order = [s["id"] for s in seen["sections"]]
     tables, figures = registered()
-    assert order[0] == "summary" and order.index("contents") < order.index("ledger")
+    assert order[0] == "answer" and order.index("contents") < order.index("ledger")
     assert all(sections[t]["tables"] >= 1 for t in tables)
     assert all(sections[f]["images"] == 1 for f in figures)
     assert sections["claims-plot"]["images"] == 1 and seen["images"] == len(figures) + 1
@@ -143,15 +143,18 @@ def test_seeds_without_results_train_together_when_asked(smoke_run):
 
 def test_the_smoke_ledger_judges_its_printed_numbers_against_its_reference_and_they_come_back(smoke_run):
     """smoke's runs are not the chapter's: each printed trained number is judged against smoke's own published
-    seeds (results/reference/smoke.json), and on this code every one comes back SAME AS PUBLISHED — a change that
-    moves smoke's training beyond its seeds' spread fails here until the reference is frozen again (the README gives
-    the two commands). The ledger says so first."""
+    seeds (results/reference/smoke.json), and on this code every one read from trained runs AGREES, seed for seed
+    (a timing, measured again, may stay OPEN within the reference's spread); none DIFFERS — a change that moves
+    smoke's training beyond its seeds' spread fails here until the reference is frozen again (the README gives the
+    two commands). The ledger says so first."""
     ledger = pd.read_csv(smoke_run / "results/smoke/claims.csv", keep_default_na=False)
     reference = json.loads((REPO / "results/reference/smoke.json").read_text())
     judged = ledger[ledger["id"].isin(reference["values"])]
     assert len(judged) == len(reference["values"]) > 0
-    assert (judged["number"] == "SAME AS PUBLISHED").all(), judged[["id", "number", "margin"]].to_string()
-    assert (ledger["number"] != "CONTRADICTED").all() or (ledger.loc[ledger["number"] == "CONTRADICTED", "kind"]
-                                                          == "analytic").all()
+    timed = judged["id"].str.startswith("attention_scaling.")
+    assert (judged.loc[~timed, "number"] == "AGREES").all(), judged[["id", "number", "margin"]].to_string()
+    assert judged.loc[~timed, "why"].str.contains("seed for seed").all()
+    assert judged.loc[timed, "number"].isin(("AGREES", "OPEN")).all(), judged[["id", "number", "margin"]].to_string()
+    assert (ledger.loc[ledger["number"] == "DIFFERS", "kind"] == "analytic").all()
     first = (smoke_run / "results/smoke/claims.md").read_text().split("\n")[2]
     assert first.startswith("> Profile **smoke**") and "results/reference/smoke.json" in first
