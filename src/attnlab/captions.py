@@ -25,6 +25,7 @@ these names). The names a template can use:
   config('measure/scale')    a YAML file under configs/, as written; settings: the profile's (configs/profile/P.yaml)
   profile                    the profile's name
   words                      the ledger's words, each with its meaning: words.number, words.point
+  onehot_weight              the largest weight that makes an attention row one-hot (attnlab.runs)
 
 A number prints in the tables' format (one format in the project: attnlab.tables.fmt); filters say
 otherwise: `| dp(2)` fixed decimals, `| sig(2)` significant digits, `| pct` a share as a percent,
@@ -53,6 +54,7 @@ from jinja2 import nodes
 
 from attnlab.config import CONFIG_DIR, ROOT
 from attnlab.data import atomic_path
+from attnlab.runs import ONEHOT_WEIGHT
 from attnlab.tables import SEEDS_SUFFIX, fmt, own_rows, parse_named, per_seed
 
 
@@ -376,7 +378,8 @@ def render(template: str, sources: Sources, table_id: str | None = None, env: ji
     """The caption as a reader sees it; a field the data cannot fill stops it, naming the field. `names`: more
     names for the template (a test's)."""
     names = {"table": sources.table, "claim": sources.claim, "run": sources.run, "evals": sources.evals,
-             "measurement": sources.measurement, "config": config, "words": ledger_words(), "ledger": sources.claims(),
+             "measurement": sources.measurement, "config": config, "words": ledger_words(),
+             "onehot_weight": ONEHOT_WEIGHT, "ledger": sources.claims(),
              "profile": sources.profile, **(names or {})}
     if (CONFIG_DIR / "profile" / f"{sources.profile}.yaml").is_file():
         names["settings"] = config(f"profile/{sources.profile}")

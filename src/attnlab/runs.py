@@ -21,6 +21,9 @@ from attnlab import data
 from attnlab.config import config_hash, provenance
 
 CONFIG, METRICS, CURVE, EVALS, CHECKPOINT = "config.yaml", "metrics.json", "curve.csv", "evals.csv", "checkpoint.pt"
+# an attention row is one-hot when its largest weight exceeds this (evals.csv's block<i>_onehot_share; the
+# captions read it here)
+ONEHOT_WEIGHT = 0.99
 
 
 def write_config(run_dir: Path, cfg: DictConfig, overrides: list[str]) -> None:

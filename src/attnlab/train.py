@@ -144,7 +144,7 @@ def mean_loss(model, tokens, length: int, batch_size: int, max_windows: int | No
 @torch.inference_mode()
 def attention_stats(model, x: torch.Tensor) -> dict:
     """Per attention block, from the explicit path on windows x: score std over the causal
-    entries, mean row entropy (nats), the share of rows with > 0.99 of their weight on one
+    entries, mean row entropy (nats), the share of rows with > runs.ONEHOT_WEIGHT of their weight on one
     token and the median gap between a row's largest and second-largest score (a collapsed head's
     gap grows with its scores, so a row's collapse reads off it directly). Row 0 sees one token and
     is one-hot by construction, so it is left out."""
@@ -160,7 +160,7 @@ def attention_stats(model, x: torch.Tensor) -> dict:
         stats[f"block{i}_score_std"] = scores[finite].std().item()
         plogp = torch.where(weights > 0, weights * weights.log(), torch.zeros_like(weights))
         stats[f"block{i}_entropy"] = (-plogp.sum(-1)).mean().item()
-        stats[f"block{i}_onehot_share"] = (weights.max(-1).values > 0.99).float().mean().item()
+        stats[f"block{i}_onehot_share"] = (weights.max(-1).values > runs.ONEHOT_WEIGHT).float().mean().item()
         top2 = scores.masked_fill(~finite, float("-inf")).topk(2, dim=-1).values
         stats[f"block{i}_top_margin"] = (top2[..., 0] - top2[..., 1]).median().item()
     return stats

@@ -12,7 +12,7 @@ import pandas as pd
 
 from attnlab import style
 from attnlab.plots import figure
-from attnlab.runs import evals_of, load_runs, run_config
+from attnlab.runs import ONEHOT_WEIGHT, evals_of, load_runs, run_config
 from attnlab.tables import held_out, provenance, run_columns, seed_columns, table
 
 VARIANTS = ("divided", "undivided")
@@ -268,7 +268,7 @@ def score_runaway(inputs) -> pd.DataFrame:
 # score_runaway's panels: the evals.csv column each plots, and its axis
 RUNAWAY_PANELS = (("score_std", "std of attention scores (log scale)"),
                   ("entropy", "mean attention entropy (nats)"),
-                  ("onehot_share", "share of rows with > 0.99 on one token"))
+                  ("onehot_share", f"share of rows with > {ONEHOT_WEIGHT} on one token"))
 
 
 def runaway_finding(df: pd.DataFrame) -> str:
@@ -279,7 +279,7 @@ def runaway_finding(df: pd.DataFrame) -> str:
             f"{undivided['score_std_final']:.4g} (divided: {divided['score_std_init']:.3g} → "
             f"{divided['score_std_final']:.3g}), its entropy {undivided['entropy_init']:.3g} → "
             f"{undivided['entropy_final']:.3g} nats; {100 * undivided['onehot_share_final']:.1f} % of its rows "
-            f"end with > 0.99 on one token")
+            f"end with > {ONEHOT_WEIGHT} on one token")
 
 
 @figure("score_runaway")
