@@ -93,6 +93,8 @@ NORM_WARMUP = (
     Row("post_warmup", "norm/post_warmup"),
     Row("post_warmup_no_clip", "norm/post_warmup_no_clip"),
     Row("post_warmup_batch64", "norm/post_warmup_batch64"),
+    Row("pre_no_warmup_batch64", "norm/pre_no_warmup_batch64"),
+    Row("pre_warmup_batch64", "norm/pre_warmup_batch64"),
 )
 
 
