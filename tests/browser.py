@@ -1,6 +1,7 @@
 """The reader's report as headless Chromium lays it out (Debian's chromium; CI installs it): a probe page loads
 the report in a 1280 px and an 800 px frame and writes what the browser sees into its own DOM, which Chromium
-dumps (the report has no script). Per frame: the sections (id, tables, images), broken images, the page's
+dumps (the report has no script). Per frame: the sections (id, tables, images, height in px), the page's height,
+broken images, the page's
 width against the window's, `first_screen` (the window's height, and where the answer's summary sentence and its
 link to the ledger end and the words' definitions begin), `split` (verdict words, cells of one number, and numbers
 inside any cell that the browser laid out over more than one line) and `hidden`: each ledger row's number and
@@ -69,9 +70,9 @@ function hidden(d) {
       if (!td || !visible(td, width)) out.push('ledger ' + tr.textContent.slice(0, 40) + ': ' + label);
     });
   });
-  d.querySelectorAll('#contradictions table.cards > tbody > tr:not(.head)').forEach(function (tr) {
+  d.querySelectorAll('#contradictions > div.scroll > table > tbody > tr:not(.head)').forEach(function (tr) {
     rows++;
-    var td = tr.querySelector('td[data-label="finding"]');
+    var td = tr.querySelector('td:last-child');
     if (!td || !visible(td, width)) out.push('contradictions ' + tr.textContent.slice(0, 40) + ': finding');
   });
   return {rows: rows, hidden: out};
@@ -86,7 +87,9 @@ function look(frame) {
   var d = frame.contentDocument, imgs = Array.from(d.images);
   seen[frame.id] = {
     sections: Array.from(d.querySelectorAll('section, nav')).map(function (s) {
-      return {id: s.id, tables: s.querySelectorAll('table').length, images: s.querySelectorAll('img').length}; }),
+      return {id: s.id, tables: s.querySelectorAll('table').length, images: s.querySelectorAll('img').length,
+              height: s.getBoundingClientRect().height}; }),
+    page_height: d.documentElement.scrollHeight,
     broken: imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length,
     images: imgs.length, scroll_width: d.documentElement.scrollWidth, width: d.documentElement.clientWidth,
     first_screen: firstScreen(d), split: split(d), readable: hidden(d)};

@@ -245,7 +245,7 @@ def test_the_front_reads_like_a_reproduction_report(tmp_path):
     assert '<h2>The whole ladder <span class="id">ladder</span></h2>' in page and "<p>Eleven models.</p>" in page
     missed = page[page.index('<section id="not-reproduced">'):page.index('<section id="claims-plot">')]
     assert missed.index("ladder.<wbr>residual") < missed.index("ladder.<wbr>gain")  # what differs before what is open
-    assert "ladder.<wbr>block" not in missed and "not ruled out, 12 seeds per row would decide it." in missed
+    assert "ladder.<wbr>block</code>" not in missed and "not ruled out, 12 seeds per row would decide it" in missed
     assert '<span class="reason">Six seeds cannot tell 1.88 from 1.8 ± 0.5.</span>' in page
     assert '<a href="../../figures/full/claims.svg"' in page
     assert re.search(r"Provenance: commits a5b45a3a77 ×6 \([^)]*\), 5387a7a1fc ×4", page)

@@ -452,15 +452,19 @@ class Jobs:
     @functools.lru_cache(maxsize=None)
     def table_step(self, table_id: str, variant: bool = False) -> Step:
         spec = self.tables[table_id]
-        code = self.builder_code(self.table_builders[table_id], files=spec["code_files"])
+        # the reader's view puts the chapter's numbers beside ours: the claims file is part of every table's key
+        code = self.builder_code(self.table_builders[table_id], files=tuple(dict.fromkeys((*spec["code_files"], CLAIMS_FILE))))
         if not variant:
             return self.step(f"table/{table_id}", digest(code, table_id, spec["inputs"]),
-                             [f"{self.results}/tables/{table_id}.csv", f"{self.results}/tables/{table_id}.md"],
-                             spec["inputs"], derived=True)
+                             self.table_files(self.results, table_id), spec["inputs"], derived=True)
         inputs = {**spec["variant_inputs"], "published": [self.table_csv(table_id)]}
         return self.step(f"table/{table_id}", digest(code, table_id, inputs, self.variant_label),
-                         [f"{self.variant_dir}/tables/{table_id}.csv", f"{self.variant_dir}/tables/{table_id}.md"],
-                         inputs, derived=True, home=self.variant_dir)
+                         self.table_files(self.variant_dir, table_id), inputs, derived=True, home=self.variant_dir)
+
+    @staticmethod
+    def table_files(home: str, table_id: str) -> list[str]:
+        """A table's CSV, its reader's Markdown and its provenance view (attnlab.views)."""
+        return [f"{home}/tables/{table_id}.csv", f"{home}/tables/{table_id}.md", f"{home}/tables/{table_id}.provenance.md"]
 
     @functools.lru_cache(maxsize=None)
     def figure_step(self, table_id: str, variant: bool = False) -> Step:

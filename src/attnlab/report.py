@@ -12,11 +12,12 @@ trained claims apart, the contents, what comes back, what does not or is open (e
 the chapter's, its seeds, why and what was tried), the choices the chapter does not state, what was easy and
 what was hard, the claims plot and every claim; then one section per table in the chapter's order (each
 table's declared place, attnlab.tables): its caption (rendered from the profile's data: attnlab.captions),
-the claims it carries, the table itself, where its numbers were made (commits and their dates, devices,
-seeds) and its figure inline; last, what each word the ledger uses means. No JavaScript; figures are the
-pipeline's PNGs, embedded, each linking to its SVG beside it. The page never scrolls sideways: on a narrow
-window the ledger and the contradictions table become cards (a row's cells stacked, each labelled), other
-tables scroll in their own box, and no number or verdict's word is broken across lines. (Snakemake's own
+the claims it carries, the table in the chapter's shape with the chapter's number beside ours (attnlab.views),
+folded under it where its numbers were made (commits and their dates, devices, seeds) and the columns not shown,
+and its figure inline; last, what each word the ledger uses means. No JavaScript; figures are the pipeline's
+PNGs, embedded, each linking to its SVG beside it. The page never scrolls sideways: on a narrow window the
+ledger becomes cards (a row's cells stacked, each labelled), other tables scroll in their own box, and no number
+or verdict's word is broken across lines. (Snakemake's own
 report, with the rule graph and runtimes, sits beside it as snakemake_report.html.)
 """
 
@@ -40,7 +41,8 @@ from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
 from attnlab.families.throughput import NOT_ON_A_GPU
 from attnlab.style import NUMBER_COLOURS, NUMBER_MARKS, POINT_COLOURS, POINT_MARKS
-from attnlab.tables import for_people, parse_named, tally
+from attnlab.tables import parse_named, tally
+from attnlab.views import provenance_view, reader_view
 
 # each verdict column's words: their colours and marks, their meanings (in the columns' order)
 LOOKS = {"number": (NUMBER_COLOURS, NUMBER_MARKS), "point": (POINT_COLOURS, POINT_MARKS)}
@@ -182,58 +184,79 @@ def emphasis_html(text: str) -> str:
 
 # ---------------------------------------------------------------- the ledger and the tables
 
-LEDGER_COLUMNS = {"id": "claim", "chapter": "chapter", "reproduced": "ours", "number": "number", "point": "point",
-                  "why": "why"}
-WIDTHS = {"id": "19%", "chapter": "11%", "reproduced": "13%", "number": "14%", "point": "10%", "why": "33%"}
-# what a ledger row keeps folded under its why: the claim in the chapter's words, how it was judged, the bookkeeping
-FOLDED = {"statement": "the chapter says", "rule": "rule", "interval": f"our mean's {LEVEL * 100:g} % interval",
-          "seeds": "seeds", "seed_sets": "seed sets", "margin": "margin", "band": "band", "would_decide": "would decide",
-          "plan": "plan", "seed_share": "seed share", "note": "note", "reason": "reason"}
+LEDGER_COLUMNS = {"id": "claim", "chapter": "chapter", "reproduced": "ours", "number": "number", "point": "point"}
+WIDTHS = {"id": "31%", "chapter": "13%", "reproduced": "24%", "number": "17%", "point": "15%"}
+# what a ledger row keeps folded under its claim: why the number reads its word, the claim in the chapter's words,
+# how it was judged, the bookkeeping
+FOLDED = {"why": "why", "statement": "the chapter says", "rule": "rule",
+          "interval": f"our mean's {LEVEL * 100:g} % interval", "seeds": "seeds", "seed_sets": "seed sets",
+          "margin": "margin", "band": "band", "would_decide": "would decide", "plan": "plan", "seed_share": "seed share",
+          "note": "note"}
 
 
-def ledger_table(ledger: pd.DataFrame, link: bool) -> str:
-    """Claims, one a row; on a narrow window one a card (the CSS), every cell labelled. The why's cell also
-    holds, folded, what the chapter says, the rule and the ledger's bookkeeping (FOLDED)."""
+def claim_anchor(claim_id: str) -> str:
+    return f"claim-{claim_id}"
+
+
+def ledger_table(ledger: pd.DataFrame) -> str:
+    """Claims, one a row, five columns that fit an 800 px window: the claim (linked to its table's section; its
+    reason under it where the ledger gives one), the chapter's number, ours, and the two words (under the number's,
+    folded: why it reads it, what the chapter says, the rule and the bookkeeping: FOLDED)."""
     head = "".join(f'<th style="width:{WIDTHS[c]}">{name}</th>' for c, name in LEDGER_COLUMNS.items())
     rows = []
     for _, claim in ledger.iterrows():
         cells = []
         for c, name in LEDGER_COLUMNS.items():
             label = f' data-label="{name}"'
-            if c in LOOKS:
-                cells.append(f'<td class="verdict"{label}>{verdict_mark(c, claim[c])}</td>')
-            elif c == "id":
-                name = breakable(claim[c])
-                cells.append(f'<td class="wide"{label}><a href="#{esc(claim["table"])}">{name}</a></td>' if link
-                             else f'<td class="wide"{label}>{name}</td>')
-            elif c == "why":
+            if c == "number":  # under the word, folded: why it reads it, and how the claim was judged
                 folded = "".join(f'<span class="small">{what}: {sentence_html(shortened_lists(text(claim.get(k))))}</span>'
                                  for k, what in FOLDED.items() if text(claim.get(k)))
-                cells.append(f'<td class="wide"{label}>{sentence_html(claim[c])}<details><summary>the claim and how it '
-                             f"was judged</summary>{folded}</details></td>")
-            else:
-                cells.append(cell_html(claim.get(c), label=label))
-        rows.append(f"<tr>{''.join(cells)}</tr>")
+                cells.append(f'<td{label}>{verdict_mark(c, claim[c])}<details><summary>why</summary>{folded}</details></td>')
+            elif c in LOOKS:
+                cells.append(f'<td class="verdict"{label}>{verdict_mark(c, claim[c])}</td>')
+            elif c == "id":
+                reason = text(claim.get("reason"))
+                reason = f'<span class="reason small">{esc(reason)}</span>' if reason else ""
+                cells.append(f'<td{label}><a href="#{esc(claim["table"])}">{breakable(claim[c])}</a>{reason}</td>')
+            else:  # a list wraps between its values, as a sentence does
+                cells.append(cell_html(shortened_lists(text(claim.get(c))), nested=False, label=label))
+        rows.append(f'<tr id="{esc(claim_anchor(claim["id"]))}">{"".join(cells)}</tr>')
     return f'<table class="ledger"><tr class="head">{head}</tr>{"".join(rows)}</table>'
 
 
-def data_table(table: pd.DataFrame, row_ids: list[str] | None = None, cards: bool = False) -> str:
-    """A table as people read it; as cards (one box a row, each cell under its column's name) where it
-    has too many columns for any window (the contradictions table)."""
-    shown, shared = for_people(table)
-    if cards:  # what a reader looks for first
-        first = [c for c in ("claim", "finding", "setting", "chapter", "ours_before", "ours_under_hypothesis", "seeds",
-                             "number_under_hypothesis", "point_under_hypothesis") if c in shown]
-        shown = shown[first + [c for c in shown if c not in first]]
+def section_claims(claims: pd.DataFrame) -> str:
+    """Under a table's caption, its claims in a line each: the two words, linked to the claim's row of the ledger."""
+    items = "".join(f'<li><a href="#{esc(claim_anchor(c.id))}"><code>{breakable(c.id)}</code></a> '
+                    f"{verdict_mark('number', c.number)}"
+                    + (f" {verdict_mark('point', c.point)}" if c.point != NO_POINT else "") + "</li>"
+                    for c in claims.itertuples())
+    return f'<ul class="claims">{items}</ul>'
+
+
+def data_table(table_id: str, table: pd.DataFrame, anchors: dict | None = None) -> str:
+    """A table as a reader compares it with the chapter (attnlab.views: the chapter's shape, its number beside
+    ours); what it leaves out follows, folded (provenance_block). `anchors`: the id of the line showing a CSV row."""
+    shown, shared = reader_view(table_id, table)
+    row_ids = [anchors.get(i, "") for i in shown.index] if anchors else None
+    return html_table(shown, row_ids) + (f'<p class="shared">{esc(" · ".join(shared))}</p>' if shared else "")
+
+
+def contradiction_anchors(table: pd.DataFrame) -> dict:
+    """The id of each contradictions row's line (the list of what did not reproduce links to it)."""
+    return {i: row_anchor(r.claim, r.hypothesis_id) for i, r in zip(table.index, table.itertuples())}
+
+
+def html_table(shown: pd.DataFrame, row_ids: list[str] | None = None) -> str:
     head = "".join(f"<th>{esc(c)}</th>" for c in shown.columns)
-    ids = [f' id="{esc(i)}"' for i in row_ids] if row_ids else [""] * len(shown)
-    labels = [f' data-label="{esc(name)}"' for name in shown.columns]
-    rows = "".join(f"<tr{i}>{''.join(cell_html(c, label=label) for c, label in zip(row, labels))}</tr>"
-                   for i, row in zip(ids, shown.itertuples(index=False)))
-    note = f'<p class="shared">{esc(" · ".join(shared))} (config hashes and commits per row: the CSV)</p>' if shared else ""
-    if cards:
-        return f'<table class="cards"><tr class="head">{head}</tr>{rows}</table>{note}'
-    return f'<div class="scroll"><table><tr class="head">{head}</tr>{rows}</table></div>{note}'
+    ids = [f' id="{esc(i)}"' if i else "" for i in row_ids] if row_ids else [""] * len(shown)
+    rows = "".join(f"<tr{i}>{''.join(cell_html(c) for c in row)}</tr>" for i, row in zip(ids, shown.itertuples(index=False)))
+    return f'<div class="scroll"><table><tr class="head">{head}</tr>{rows}</table></div>'
+
+
+def provenance_block(table_id: str, table: pd.DataFrame, csv: Path, git: "Git") -> str:
+    """Where a table's numbers were made and the columns its reader's view leaves out, folded: one click away."""
+    return (f'<details class="provenance"><summary>How each row was made, and the columns not shown</summary>'
+            f"{provenance(table, csv, git)}{html_table(provenance_view(table_id, table))}</details>")
 
 
 # ---------------------------------------------------------------- where the numbers were made
@@ -449,9 +472,10 @@ def not_reproduced(ledger: pd.DataFrame, hypotheses: pd.DataFrame | None, titles
         reason = f' <span class="reason">{esc(reason)}</span>' if reason else ""
         items.append(f'<li><a href="#{esc(claim.table)}">{esc(titles.get(claim.table, claim.table))}</a>, '
                      f'<code>{breakable(claim.id)}</code> {words}: ours '
-                     f'{esc(shortened_lists(text(claim.reproduced)))} ({esc(seeds)}{interval}) against the chapter\'s '
-                     f'{esc(claim.chapter)}; {sentence_html(shortened_lists(text(claim.why)))}.{reason}'
-                     f'{tried(claim.id, hypotheses)}</li>')
+                     f'{esc(shortened_lists(text(claim.reproduced)))} ({esc(seeds)}) against the chapter\'s '
+                     f'{esc(claim.chapter)}.{reason}<details><summary>why, and what was tried</summary>'
+                     f'<span class="small">{sentence_html(shortened_lists(text(claim.why)))}{interval}.'
+                     f'{tried(claim.id, hypotheses)}</span></details></li>')
     return f'<ul class="missed">{"".join(items)}</ul>'
 
 
@@ -520,10 +544,10 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         "claims-plot": claims_plot(claims_figure, folder) if claims_figure else "",
         "ledger": '<p class="meta">ours: our mean ± the sd of one run over seeds; number and point: the two verdicts, the '
                   "chapter's number and its point without the number judged apart (<a href=\"#words\">what each word "
-                  "means</a>); why: why the number reads its word. Folded under it: what the chapter says, the rule, our "
-                  "mean's interval, the seeds and the ledger's bookkeeping (a note begins with the point's reason where "
-                  "it has one).</p>"
-                  + ledger_table(ledger, link=True),
+                  "means</a>); under a claim, why it does not come back where it does not. Folded under the number's "
+                  "word: why it reads it, what the chapter says, the rule, our mean's interval, the seeds and the "
+                  "ledger's bookkeeping.</p>"
+                  + ledger_table(ledger),
     }
     contents = "".join(f'<li><a href="#{i}">{name}</a></li>' for i, name in FRONT if front[i]) + (
         '<li>The tables<ol>' + "".join(f'<li><a href="#{t}">{esc(titles[t])}</a></li>' for t in ids) + "</ol></li>"
@@ -554,11 +578,10 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         if t in captions:
             parts.append(caption_html(captions[t]))
         if len(claims):
-            parts.append(ledger_table(claims, link=False))
+            parts.append(section_claims(claims))
         table = frames[t]
-        parts.append(data_table(table, [row_anchor(r.claim, r.hypothesis_id) for r in table.itertuples()]
-                                if t == "contradictions" else None, cards=t == "contradictions"))
-        parts.append(provenance(table, tables[t], git))
+        parts.append(data_table(t, table, contradiction_anchors(table) if t == "contradictions" else None))
+        parts.append(provenance_block(t, table, tables[t], git))
         csv = Path(os.path.relpath(tables[t], folder)).as_posix()
         parts.append(f'<p class="meta">Data: <a href="{esc(csv)}">{t}.csv</a> · <a href="{esc(csv[:-4])}.md">{t}.md</a>'
                      f" · rebuild it (and only what it needs): <code>.venv/bin/snakemake --cores 2 -f "

@@ -1,26 +1,18 @@
-"""Tables: every table id has one builder that turns its named inputs into a DataFrame;
-this module writes it as CSV (machine-readable) and Markdown (for people).
-
-    python -m attnlab.families table <id> --csv out.csv --md out.md name=path [name=path ...]
-
-A name given several times (one path per seed) arrives as a list. Builders live in
-attnlab.families.<family> and register with @table("<id>").
+"""Tables: every table id has one builder that turns its named inputs into a DataFrame, and the
+columns every trained row carries. Builders live in attnlab.families.<family> and register with
+@table("<id>"); attnlab.views writes each as CSV (every column) and Markdown (what a reader compares).
 """
 
 from __future__ import annotations
 
-import argparse
-import io
 import math
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from attnlab.data import atomic_path
 from attnlab.numbers import show
 from attnlab.recover import LANDED_EQUAL
 
@@ -45,7 +37,9 @@ class Declared:
     {name: path or paths under results/<profile>/}, or a function (jobs, variant) -> {name: paths} of
     attnlab.jobs' runs and measurements); what its figure reads besides the table's inputs (figure_reads, as
     reads); other files its builder reads (code_files, part of its key; or a function of jobs); and whether its
-    inputs are other tables' (reads_tables: 1, a family table's; 2, every table's: declared after those)."""
+    inputs are other tables' (reads_tables: 1, a family table's; 2, every table's: declared after those); the
+    columns a reader compares with the chapter, in the chapter's shape (shown: attnlab.views; by default all but
+    bookkeeping), or a function that reshapes the table into it (view(df, chapter cells) -> the reader's frame)."""
 
     place: float = math.inf
     runs: dict | None = None
@@ -53,6 +47,8 @@ class Declared:
     figure_reads: dict | None = None
     code_files: tuple | Callable = ()
     reads_tables: int = 0
+    shown: tuple = ()
+    view: Callable | None = None
 
 
 def table(table_id: str, **declared):
@@ -220,9 +216,11 @@ SHARED = ("steps", "seeds", "seed_ids", "commit", "device", "run_dates", "dates_
 CSV_ONLY = ("config_hash", "need_gb", "budget_gb", "budget_rule")
 
 
-def for_people(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+def for_people(df: pd.DataFrame, shared_columns: tuple = None) -> tuple[pd.DataFrame, list[str]]:
     """The table as people read it (Markdown, the HTML report): formatted cells, mean ± std where a
-    `<col>_std` column exists, no empty columns; and the `name: value` settings every row shares."""
+    `<col>_std` column exists, no empty columns; and the `name: value` settings every row shares (of
+    `shared_columns`, by default SHARED), said once instead of a column."""
+    shared_columns = SHARED if shared_columns is None else shared_columns
     shown, shared = pd.DataFrame(index=df.index), []
     for col in df.columns:
         if col in CSV_ONLY or is_seed_detail(col):
@@ -233,24 +231,11 @@ def for_people(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         values = list(dict.fromkeys(v for v in cells if v not in ("", "–")))
         if not values:
             continue  # nothing to say: no row diverged, no run was overridden
-        if col in SHARED and len(values) == 1:
+        if col in shared_columns and len(values) == 1:
             shared.append(f"{col}{'s' if len(values) > 1 else ''}: {', '.join(values)}")
             continue
         shown[col] = cells
     return shown, shared
-
-
-def to_markdown(df: pd.DataFrame) -> str:
-    shown, shared = for_people(df)
-    table = shown.to_markdown(index=False, disable_numparse=True)
-    return table + (f"\n\n{' · '.join(shared)} (config hashes: the CSV)" if shared else "")
-
-
-def write_table(df: pd.DataFrame, csv_path, md_path, title: str) -> None:
-    with atomic_path(Path(csv_path)) as tmp:
-        df.to_csv(tmp, index=False)
-    with atomic_path(Path(md_path)) as tmp:
-        tmp.write_text(f"## {title}\n\n{to_markdown(df)}\n", encoding="utf-8")
 
 
 # A variant's table (override= or seeds=, attnlab.options) shows each published row its
@@ -300,20 +285,20 @@ def parse_named(items: list[str]) -> dict[str, list[str]]:
     return named
 
 
-def main(argv: list[str] | None = None) -> None:
-    """A table's command line (python -m attnlab.families table ...: every family's builder registered)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("table", choices=sorted(BUILDERS))
-    parser.add_argument("--csv", required=True)
-    parser.add_argument("--md", required=True)
-    parser.add_argument("--published", help="a variant's table: the published CSV, shown beside its rows")
-    parser.add_argument("--label", default="", help="a variant's table: what the variant changed")
-    parser.add_argument("inputs", nargs="*", help="name=path")
-    args = parser.parse_intermixed_args(argv)
-    df = BUILDERS[args.table](parse_named(args.inputs))
-    if args.published:
-        published = pd.read_csv(args.published)
-        # read back as the published one was, so equal rows compare equal
-        df = beside_published(published, pd.read_csv(io.StringIO(df.to_csv(index=False))), args.label)
-    write_table(df, args.csv, args.md, args.table + (f" (variant: {args.label})" if args.published else ""))
+# the column of a reader's view that holds the chapter's number (attnlab.views)
+CHAPTER = "chapter"
 
+
+def transposed(by: str, rows: dict[str, str]):
+    """A view with one row per quantity (rows: column → what it is, in words) and one column per value of `by`,
+    each followed by the chapter's number where it prints one: a table of few rows and many measured columns."""
+    def view(df: pd.DataFrame, chapter: dict) -> pd.DataFrame:
+        shown, _ = for_people(df, shared_columns=())
+        out = pd.DataFrame({"quantity": list(rows.values())})
+        for i, name in zip(df.index, df[by]):
+            out[str(name)] = [shown.at[i, c] if c in shown else "" for c in rows]
+            printed_here = [chapter.get(c, {}).get(i, "") for c in rows]
+            if any(printed_here):
+                out[f"{CHAPTER} ({name})"] = printed_here
+        return out
+    return view

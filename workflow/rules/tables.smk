@@ -9,6 +9,7 @@ rule table:
     output:
         csv=report("{home}/tables/{table}.csv", caption=OUTPUT_CAPTION, category="Tables"),
         md="{home}/tables/{table}.md",
+        provenance="{home}/tables/{table}.provenance.md",
     wildcard_constraints: home=J.home_pattern, table=TABLE_IDS
     params: args=lambda w, output: J.builder_args(output.csv), caption=caption_of
     resources: mem_mb=2000, runtime=10

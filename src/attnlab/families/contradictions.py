@@ -48,7 +48,7 @@ from attnlab.claims.compare import (NOT_ESTABLISHED, Compared, one_set, per_elem
                                     show_distance, show_scaled)
 from attnlab.claims.evaluate import Judgement, judge
 from attnlab.claims.read import Missing, load_tables
-from attnlab.claims.render import show
+from attnlab.claims.render import shortened_lists, show
 from attnlab.claims.rules import NO_POINT, ClaimsError, load_claims, load_looks, load_plans
 from attnlab.claims.stats import Sample
 from attnlab.config import CONFIG_DIR
@@ -443,7 +443,30 @@ def explained(rows: list[dict]) -> dict[str, str]:
     return {claim: "; ".join(found) for claim, found in out.items()}
 
 
-@table("contradictions", place=270, reads=lambda jobs, variant: jobs.contradiction_inputs(variant, ("sqrt_dk_sweep",)),
+# the header row of a claim in the reader's view: it names no hypothesis (its index there, the CSV row it shows)
+CLAIM_ROW = -1
+
+
+def by_claim(df: pd.DataFrame, chapter: dict) -> pd.DataFrame:
+    """The reader's view: each claim once (the chapter's number, ours before), under it what was tried (the
+    hypothesis, ours under it, the finding), a claim's rows together; the index is the CSV row a line shows
+    (CLAIM_ROW for a claim's own line); a long list cut to its first values. Everything else about a row, and
+    every value, is in the provenance view."""
+    lines, index = [], []
+    for claim, rows in df.groupby("claim", sort=False):
+        first = rows.iloc[0]
+        lines.append({"claim, then what was tried": claim, "chapter": first["chapter"],
+                      "ours": shortened_lists(str(first["ours_before"])), "finding": ""})
+        index.append(CLAIM_ROW)
+        for i, row in rows.iterrows():
+            lines.append({"claim, then what was tried": f"↳ {row['hypothesis']}", "chapter": "",
+                          "ours": shortened_lists(str(row["ours_under_hypothesis"])), "finding": row["finding"]})
+            index.append(i)
+    return pd.DataFrame(lines, index=index).fillna("")
+
+
+@table("contradictions", view=by_claim, place=270,
+       reads=lambda jobs, variant: jobs.contradiction_inputs(variant, ("sqrt_dk_sweep",)),
        code_files=lambda jobs: jobs.hypothesis_files(), reads_tables=1)
 def contradictions(inputs) -> pd.DataFrame:
     claims = {c["id"]: c for c in load_claims(inputs["claims"][0])}

@@ -85,7 +85,7 @@ def pairs(jobs, variant: bool) -> dict[str, list[str]]:
 
 
 # GPU seeds of the published rows against their CPU twins: the same run on both devices
-@table("cross_device", place=320, reads=pairs, reads_tables=2)
+@table("cross_device", shown=("run", "seed", "published", "twin", "difference", "in_row_sds", "largest_rel_diff", "verdict"), place=320, reads=pairs, reads_tables=2)
 def cross_device(inputs) -> pd.DataFrame:
     """One row per pair the profile trained on a GPU: its published and twin (CPU) run's device, held-out result
     and the largest relative difference over every statistic the ledger reads, against FLOAT_TOLERANCE and

@@ -13,7 +13,7 @@ from attnlab.plots import curve_of, figure
 from attnlab.runs import evals_of, load_runs, run_config
 from attnlab.tables import is_seed_detail, run_columns, seed_columns, seed_ids, table
 
-@table("norm_grad_init", place=140, reads={"grad_norms": "measure/norm_grad_init/grad_norms.csv"})
+@table("norm_grad_init", shown=("parameters", "norm", "block_1", "block_12", "ratio_last_first"), place=140, reads={"grad_norms": "measure/norm_grad_init/grad_norms.csv"})
 def norm_grad_init(inputs) -> pd.DataFrame:
     """One row per parameter group and norm placement: gradient norm of blocks 1..12 and
     last/first (the ratio per seed, then averaged), mean ± std over seeds."""
@@ -98,7 +98,7 @@ NORM_WARMUP = (
 )
 
 
-@table("norm_warmup", place=150, runs=runs_of(NORM_WARMUP), figure_reads={"tokens": "tokens.json"})
+@table("norm_warmup", shown=("run", "norm", "warmup_steps", "batch", "held_out_ppl", "best_held_out_ppl", "outcome"), place=150, runs=runs_of(NORM_WARMUP), figure_reads={"tokens": "tokens.json"})
 def norm_warmup(inputs) -> pd.DataFrame:
     rows = []
     for row, paths, runs in trained_rows(NORM_WARMUP, inputs):

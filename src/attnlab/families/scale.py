@@ -13,7 +13,7 @@ import pandas as pd
 from attnlab import style
 from attnlab.plots import figure
 from attnlab.runs import ONEHOT_WEIGHT, evals_of, load_runs, run_config
-from attnlab.tables import held_out, provenance, run_columns, seed_columns, table
+from attnlab.tables import held_out, provenance, run_columns, seed_columns, table, transposed
 
 VARIANTS = ("divided", "undivided")
 SERIES = {variant: style.series(i) for i, variant in enumerate(VARIANTS)}
@@ -63,7 +63,8 @@ def _per_variant(rows: pd.DataFrame, column: str, how) -> pd.DataFrame:
 ROWS_MEASURED = {"rows": "measure/random_rows/rows.csv", "meta": "measure/random_rows/meta.json"}  # read by the next two
 
 
-@table("effective_tokens", place=70, reads=ROWS_MEASURED)
+@table("effective_tokens", shown=("d_k", "effective_divided", "effective_undivided", "largest_divided", "largest_undivided",
+                                                         "mean_effective_divided", "mean_effective_undivided"), place=70, reads=ROWS_MEASURED)
 def effective_tokens(inputs) -> pd.DataFrame:
     rows = _measured(inputs, "rows")
     example = rows[rows["row"] == 0]
@@ -182,7 +183,7 @@ SCALE_TRAINING = (ScaleRow("shared_d32", divided_experiment="ladder/block"),
 SCORE_RUNAWAY = SCALE_TRAINING[-1]
 
 
-@table("scale_training", place=90, runs={e: e for row in SCALE_TRAINING for e in row.runs().values()})
+@table("scale_training", shown=("d_k", "heads", "budget", "divided", "undivided", "difference", "seeds"), place=90, runs={e: e for row in SCALE_TRAINING for e in row.runs().values()})
 def scale_training(inputs) -> pd.DataFrame:
     out = []
     for row in SCALE_TRAINING:
@@ -244,7 +245,11 @@ def scale_training_figure(inputs, context):
 
 # --- the runaway of the undivided head ---------------------------------------------------------
 
-@table("score_runaway", place=100, reads=lambda jobs, variant: {name: jobs.run_metrics(run, variant)
+@table("score_runaway", view=transposed("variant", {
+    "score_std_init": "score std at initialisation", "score_std_final": "score std after training",
+    "entropy_final": "attention entropy after training (nats)",
+    "onehot_share_final": f"share of rows with more than {ONEHOT_WEIGHT} on one token", "held_out_ppl": "held-out perplexity"}),
+    place=100, reads=lambda jobs, variant: {name: jobs.run_metrics(run, variant)
                                                                  for name, run in SCORE_RUNAWAY.runs().items()})
 def score_runaway(inputs) -> pd.DataFrame:
     out = []
@@ -382,7 +387,7 @@ def sweep_inputs(jobs, variant: bool) -> dict:
                                                    for run in SQRT_DK_RUNS}}
 
 
-@table("sqrt_dk_sweep", place=280, reads=sweep_inputs, code_files=("configs/claims.yaml",))
+@table("sqrt_dk_sweep", shown=("number", "chapter", "at_1e-3", "at_3e-3", "at_4e-3", "at_5e-3", "at_6e-3", "finding"), place=280, reads=sweep_inputs, code_files=("configs/claims.yaml",))
 def sqrt_dk_sweep(inputs) -> pd.DataFrame:
     from attnlab.claims.lr_sweep import sweep_rows
     from attnlab.claims.rules import load_claims
@@ -411,7 +416,8 @@ def adam_inputs(jobs, variant: bool) -> dict:
             for arm, run in ADAM_ARMS}
 
 
-@table("sqrt_dk_adam", place=285, reads=adam_inputs)
+@table("sqrt_dk_adam", shown=("arm", "qk_init_scale", "qk_lr_scale", "score_std_final", "onehot_share_final", "held_out_ppl",
+                                                    "gap_closed", "seeds"), place=285, reads=adam_inputs)
 def sqrt_dk_adam(inputs) -> pd.DataFrame:
     """Per arm: its two settings, block 1's score std at initialisation and at the end, its one-hot share at the
     end, held-out perplexity, and the share of the undivided head's perplexity gap to the divided head it closes

@@ -14,7 +14,7 @@ import yaml
 
 from attnlab import style
 from attnlab.plots import figure
-from attnlab.tables import table
+from attnlab.tables import for_people, table
 
 MODELS = ("fused", "explicit", "reference")  # the measurement's, in table order (not imported: no torch here)
 PRECISIONS = ("float32", "bf16")
@@ -23,7 +23,7 @@ COLUMNS = ["setting", "n_blocks", "batch_size", "model", "precision", "threads",
            "steps", "device", "torch"]
 
 
-@table("throughput", place=300, reads={"throughput": "measure/throughput/throughput.json"})
+@table("throughput", shown=("setting", "model", "precision", "threads", "ms_per_step", "tokens_per_s", "mfu", "vs_reference"), place=300, reads={"throughput": "measure/throughput/throughput.json"})
 def throughput(inputs) -> pd.DataFrame:
     """Each setting's rows by threads, model and precision, then the matmul's."""
     df = pd.DataFrame(json.loads(open(inputs["throughput"][0]).read())["rows"]).reindex(columns=COLUMNS)
@@ -85,7 +85,16 @@ def gpu_rows(jobs, variant: bool) -> dict:
     return {"runs_per_hour": [f"{jobs.results}/measure/runs_per_hour/runs_per_hour.json"], **rows}
 
 
-@table("runs_per_hour", place=310, reads=gpu_rows)
+def measured_rows(df: pd.DataFrame, chapter: dict) -> pd.DataFrame:
+    """The reader's view of runs_per_hour: the rows measured (a GPU mode not measured yet is a row of the CSV, with
+    no number); which machine measured a row, where they differ (one machine: its provenance view says which)."""
+    rows = df[df["device"] != NOT_ON_A_GPU].reset_index(drop=True)
+    shown, _ = for_people(rows.assign(machine=rows["device"]) if rows["device"].nunique() > 1 else rows, shared_columns=())
+    return shown[[c for c in ("machine", "setting", "seed_batch", "compiled", "precision", "ms_per_step", "runs_per_hour",
+                              "vs_separate") if c in shown]]
+
+
+@table("runs_per_hour", view=measured_rows, place=310, reads=gpu_rows)
 def runs_per_hour(inputs) -> pd.DataFrame:
     """The measuring machine's rows, then the GPU's (runs_per_hour_gpu: measured by hand, committed; or,
     where none was, the profile's GPU modes, gpu_modes, each saying so), each machine's by setting, then

@@ -11,7 +11,7 @@ from attnlab import style
 from attnlab.families import Row, trained_rows
 from attnlab.plots import figure
 from attnlab.runs import load_runs
-from attnlab.tables import is_seed_detail, overridden, provenance, seed_columns, seed_ids, table
+from attnlab.tables import CHAPTER, for_people, is_seed_detail, overridden, provenance, seed_columns, seed_ids, table
 
 MODELS = {
     "average": "uniform causal average (block with attention swapped out)",
@@ -63,7 +63,7 @@ def winograd_category(inputs) -> pd.DataFrame:
     return accuracy_frame(inputs, "category", ("accuracy",))
 
 
-@table("winograd_role", place=190, reads=version_runs("role"))
+@table("winograd_role", shown=("model", "accuracy", "wrong_noun", "other", "seeds"), place=190, reads=version_runs("role"))
 def winograd_role(inputs) -> pd.DataFrame:
     df = accuracy_frame(inputs, "role", ("accuracy", "wrong_noun", "other"))
     # the baseline the chapter reads the average against: a coin flip between the sentence's two nouns
@@ -112,7 +112,31 @@ def first_of_each_role(paths) -> set[str]:
     return set(firsts.values())
 
 
-@table("winograd_attention", place=200, reads=probes)
+# a weight a reader looks at: the uniform row gives each of the 15 visible tokens 0.067
+SHOWN_WEIGHT = 0.1
+
+
+def token_weights(df: pd.DataFrame, chapter: dict) -> pd.DataFrame:
+    """The reader's view of an attention table, as the chapter prints it ("animal:0.70 … tired:1.00"): per row
+    the tokens with a mean weight of at least SHOWN_WEIGHT, largest first, and the chapter's weights beside them;
+    every weight with its spread is in the provenance view."""
+    tokens = [c for c in df.columns if c[0].isdigit() and not is_seed_detail(c)]
+    shown, _ = for_people(df, shared_columns=())
+
+    def word(token: str, i) -> str:  # the adjective's slot reads as the row's adjective
+        return df.at[i, "adjective"] if token.endswith(":adj") else token.split(":", 1)[1]
+
+    rows = []
+    for i in df.index:
+        heavy = sorted((t for t in tokens if df.at[i, t] >= SHOWN_WEIGHT), key=lambda t: -df.at[i, t])
+        rows.append({"adjective": df.at[i, "adjective"], "role": df.at[i, "role"], "block": df.at[i, "block"],
+                     "right": df.at[i, "right"],
+                     f"weights ≥ {SHOWN_WEIGHT}": " · ".join(f"{word(t, i)}:{shown.at[i, t]}" for t in heavy),
+                     CHAPTER: " · ".join(f"{word(t, i)}:{chapter[t][i]}" for t in tokens if i in chapter.get(t, {}))})
+    return pd.DataFrame(rows)
+
+
+@table("winograd_attention", view=token_weights, place=200, reads=probes)
 def winograd_attention(inputs) -> pd.DataFrame:
     chosen = first_of_each_role(inputs["probe"])
     df = probe_frame(inputs["probe"], lambda r: r["adjective"] in chosen)
@@ -121,7 +145,7 @@ def winograd_attention(inputs) -> pd.DataFrame:
                           kind="stable").reset_index(drop=True)
 
 
-@table("winograd_adjectives", place=210, reads=probes)
+@table("winograd_adjectives", view=token_weights, place=210, reads=probes)
 def winograd_adjectives(inputs) -> pd.DataFrame:
     last = max(r["block"] for r in json.loads(Path(inputs["probe"][0]).read_text()))
     return probe_frame(inputs["probe"], lambda r: r["block"] == last)
@@ -249,7 +273,8 @@ def measured(records: list[dict]) -> dict:
             "probe_max_abs_diff": max(r["against_published"]["probe_max_abs_diff"] for r in records)}
 
 
-@table("winograd_heads", place=220, reads=interventions)
+@table("winograd_heads", shown=("block", "zeroed", "held_out_accuracy", "held_out_accuracy_crosser", "held_out_accuracy_crossed",
+                                                "weight_crosser_adjective", "weight_crossed_first_noun"), place=220, reads=interventions)
 def winograd_heads(inputs) -> pd.DataFrame:
     """Per block, its heads ranked within each seed by what zeroing one costs on the held-out sentences (rank 1:
     the largest drop), then every head of the block zeroed: held-out accuracy, and what the head reads at the
@@ -300,7 +325,7 @@ def winograd_patching(inputs) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@table("winograd_circuits", place=240, reads=interventions)
+@table("winograd_circuits", shown=("kind", "circuit", "seeds_with_it", "of", "share", "shows_it", "held_out_accuracy"), place=240, reads=interventions)
 def winograd_circuits(inputs) -> pd.DataFrame:
     """Every seed of the two-block run classified by what its patches show: shares with Wilson's 95 % interval."""
     from attnlab.claims import stats
