@@ -273,36 +273,63 @@ def measured(records: list[dict]) -> dict:
             "probe_max_abs_diff": max(r["against_published"]["probe_max_abs_diff"] for r in records)}
 
 
-@table("winograd_heads", shown=("block", "zeroed", "held_out_accuracy", "held_out_accuracy_crosser", "held_out_accuracy_crossed",
-                                                "weight_crosser_adjective", "weight_crossed_first_noun"), place=220, reads=interventions)
-def winograd_heads(inputs) -> pd.DataFrame:
-    """Per block, its heads ranked within each seed by what zeroing one costs on the held-out sentences (rank 1:
-    the largest drop), then every head of the block zeroed: held-out accuracy, and what the head reads at the
-    scored position, per role of the adjective (mean ± std over seeds)."""
-    records, runs = interventions_of(inputs["interventions"])
-    rows = []
+EVERY_SEED = "every seed"
+# the rows a reader compares (the provenance view has every rank): the model as trained, each block's costliest
+# head zeroed, each block zeroed
+READ_ZEROED = ("nothing (the model as trained)", "the head ranked 1 by cost", "every head of the block")
+
+
+def costliest_heads(df: pd.DataFrame, chapter: dict) -> pd.DataFrame:
+    """The reader's view of winograd_heads: per circuit class, the model as trained, its costliest head and its
+    whole block zeroed, with what that head reads (its attention on the adjective, the first and second noun)."""
+    rows = df[df["zeroed"].isin(READ_ZEROED)].reset_index(drop=True)
+    shown, _ = for_people(rows, shared_columns=())
+    return shown[[c for c in ("circuit", "block", "zeroed", "held_out_accuracy", "weight_crosser_adjective",
+                              "weight_crossed_adjective", "weight_crossed_second_noun") if c in shown]]
+
+
+def heads_rows(records: list[dict], runs: list[dict], circuit: str) -> list[dict]:
+    """winograd_heads' rows for the seeds of one circuit class (or every seed): the model as trained; per block,
+    its heads ranked within each seed by what zeroing one costs, then every head of the block zeroed."""
+    common = {"seeds": len(records), **provenance(runs), **measured(records)}
+    intact = {"circuit": circuit, "block": None, "zeroed": READ_ZEROED[0]}
+    for name in ("accuracy", "accuracy_crosser", "accuracy_crossed"):
+        intact.update(seed_columns(f"held_out_{name}", [r["held_out"][name] for r in records]))
+    rows = [{**intact, **common}]
     for block in sorted({h["block"] for h in records[0]["heads"]}):
         ranked = [sorted((h for h in r["heads"] if h["block"] == block),
                          key=lambda h: (h["ablated"]["accuracy"], h["head"])) for r in records]
         for rank in range(len(ranked[0])):
             heads = [seed[rank] for seed in ranked]
-            row = {"block": block, "zeroed": f"the head ranked {rank + 1} by cost"}
+            row = {"circuit": circuit, "block": block, "zeroed": f"the head ranked {rank + 1} by cost"}
             for name in ("accuracy", "accuracy_crosser", "accuracy_crossed"):
                 row.update(seed_columns(f"held_out_{name}", [h["ablated"][name] for h in heads]))
             for kind in ("weight", "contribution"):
                 for role in NOUNS:
                     for slot in heads[0][kind][role]:
                         row.update(seed_columns(f"{kind}_{role}_{slot}", [h[kind][role][slot] for h in heads]))
-            rows.append({**row, "seeds": len(heads), **provenance(runs), **measured(records)})
+            rows.append({**row, **common})
         blocks = [next(b for b in r["blocks"] if b["block"] == block) for r in records]
-        row = {"block": block, "zeroed": "every head of the block"}
+        row = {"circuit": circuit, "block": block, "zeroed": READ_ZEROED[2]}
         for name in ("accuracy", "accuracy_crosser", "accuracy_crossed"):
             row.update(seed_columns(f"held_out_{name}", [b["ablated"][name] for b in blocks]))
-        rows.append({**row, "seeds": len(blocks), **provenance(runs), **measured(records)})
-    intact = {"block": None, "zeroed": "nothing (the model as trained)"}
-    for name in ("accuracy", "accuracy_crosser", "accuracy_crossed"):
-        intact.update(seed_columns(f"held_out_{name}", [r["held_out"][name] for r in records]))
-    df = pd.DataFrame([{**intact, "seeds": len(records), **provenance(runs), **measured(records)}, *rows])
+        rows.append({**row, **common})
+    return rows
+
+
+@table("winograd_heads", view=costliest_heads, place=220, reads=interventions)
+def winograd_heads(inputs) -> pd.DataFrame:
+    """The heads of the two-block model, zeroed and read (mean ± std over seeds), for every seed and then apart
+    for the seeds of each circuit class (winograd_circuits' kinds): seeds whose circuits differ use their heads
+    differently, so their mean describes no model."""
+    records, runs = interventions_of(inputs["interventions"])
+    kinds = [circuit_of(r)[0] for r in records]
+    rows = heads_rows(records, runs, EVERY_SEED)
+    for kind in [*NAMED, "other"]:
+        these = [i for i, k in enumerate(kinds) if k == kind]
+        if these:
+            rows += heads_rows([records[i] for i in these], [runs[i] for i in these], kind)
+    df = pd.DataFrame(rows)
     df["block"] = pd.Series([None if pd.isna(v) else int(v) for v in df["block"]], dtype=object)
     return df
 
