@@ -22,7 +22,8 @@ LADDER = pd.DataFrame({"row": [1, 2, 3, 4], "params": [100, 100, 116, 116],
 
 
 def claim(rule, value, chapter=1.0, conclusion=None, table="t"):
-    c = {"id": "x", "table": table, "statement": "s", "chapter": chapter, "value": value, "rule": rule}
+    c = {"id": "x", "name": "A number", "table": table, "statement": "s", "chapter": chapter, "value": value,
+         "rule": rule}
     if conclusion:
         c["conclusion"] = conclusion
     C.validate_claim(c)
@@ -443,6 +444,34 @@ def test_claims_file_is_valid_and_ids_are_unique():
     claims = C.load_claims()
     assert len({c["id"] for c in claims}) == len(claims) > 50
     assert all(c["id"].split(".")[0] == c["table"] for c in claims)
+
+
+def test_every_claim_is_named_in_plain_words_and_a_bad_name_is_refused(tmp_path):
+    """Each claim's `name` says what its number is in a few plain words (the README and the report name it so): one
+    per claim, at most 60 characters, sentence case, no identifier, no full stop, none of the chapter's numbers. A
+    claim without one, or with one too long or written as code, is refused, and so is a name two claims share."""
+    from attnlab.claims.rules import NAME_LENGTH
+    claims = C.load_claims()
+    names = [c["name"] for c in claims]
+    assert len(set(names)) == len(names) and all(len(n) <= NAME_LENGTH for n in names)
+    assert not [n for n in names if "_" in n or n.endswith(".") or n[0].islower()]
+    named = {c["id"]: c["name"] for c in claims}
+    assert named["position_extrapolation.alibi_256"] == "ALiBi's gain from 64 to 256 tokens"
+    c = claim({"kind": "relative", "tolerance": 0.1}, ppl(1), chapter=59.71)
+    with pytest.raises(C.ClaimsError, match=r"claim 'x': missing \['name'\]"):
+        C.validate_claim({k: v for k, v in c.items() if k != "name"})
+    for bad, message in (("", "in a few plain words"), ("Held-out perplexity " * 4, "characters long, over 60"),
+                         ("average_ladder.no_context", "underscore"), ("held-out perplexity", "sentence case"),
+                         ("Held-out perplexity.", "full stop"), ("Perplexity of 59.71 with no context", "59.71")):
+        with pytest.raises(C.ClaimsError, match=message):
+            C.validate_claim({**c, "name": bad})
+    C.validate_claim({**c, "name": "Held-out perplexity at width 64"})  # a number that is not the chapter's
+    twice = {"claims": [{**c, "id": "t.a", "name": "Held-out perplexity"},
+                        {**c, "id": "t.b", "name": "Held-out Perplexity"}]}  # names that differ only in case
+    (tmp_path / "claims.yaml").write_text(yaml.safe_dump(twice))
+    with pytest.raises(C.ClaimsError, match="claims 't.a' and 't.b' share the name 'Held-out Perplexity'"):
+        C.load_claims(tmp_path / "claims.yaml")
+    assert C.judge(c, {"t": LADDER}).name == "A number"  # and the ledger carries it
 
 
 def published_ledger(profile: str) -> pd.DataFrame:
