@@ -575,7 +575,10 @@ def test_check_cli_writes_a_labelled_ledger_of_every_claim(tmp_path, capsys):
     assert all(f"{int(n)} {word}" in summary for word, n in counts.items())
     markdown = (out / "claims.md").read_text()
     assert summary in markdown
-    assert "What does not come back:" in markdown and "- `corpus.characters` (number DIFFERS)" in markdown
+    # each line names the claim in words, its id beside it, both numbers, and its word last
+    assert "What does not come back:" in markdown and ("- Characters in the corpus (`corpus.characters`): ours 100,000 "
+                                                       "against the chapter's 1,115,394 — number DIFFERS\n") in markdown
+    assert df.set_index("id").loc["corpus.characters", "name"] == "Characters in the corpus"
     for word, meaning in NUMBER_WORDS.items():  # each word it uses defined once, in the ledger's words
         assert (f"number **{word}**: {meaning}" in markdown) == (word in set(df["number"])), word
     for word, meaning in POINT_WORDS.items():
@@ -603,11 +606,15 @@ def test_readme_section_is_spliced_between_markers_and_refused_without_them(tmp_
     df = pd.read_csv(out / "claims.csv", keep_default_na=False)
     assert all(f"number **{w}**: {NUMBER_WORDS[w]}" in once for w in set(df["number"]))
     assert all(f"point **{w}**: {POINT_WORDS[w]}" in once for w in set(df["point"]))
-    assert once.index("What does not come back:") < once.index("| id") < once.index("What each word means:")
+    assert once.index("What does not come back:") < once.index("| claim") < once.index("What each word means:")
     assert "(results/full/tables/corpus.md)" in once and "(figures/full/average_ladder.png)" in once
     assert "(results/full/claims.md)" in once
     headline = [line for line in once.splitlines() if line.startswith("| ") and "|" in line[2:]]
-    assert "| corpus.tokens " in once and "| corpus.characters " not in once  # headline claims only
+    # headline claims only, each by its name in words, its id last
+    assert "| Tokens in the corpus " in once and "| `corpus.tokens` " in once and "Characters in the corpus |" not in once
+    assert headline[0].split("|")[1].strip() == "claim" and headline[0].split("|")[-2].strip() == "id"
+    assert "- Characters in the corpus (`corpus.characters`): ours 100,000 against the chapter's 1,115,394 — number " \
+           "DIFFERS" in once
     assert len(headline) - 1 == sum(1 for c in C.load_claims() if c.get("headline"))  # less the header
     C.main(args)
     assert readme.read_text() == once  # regenerating is idempotent
