@@ -22,7 +22,8 @@ LADDER = pd.DataFrame({"row": [1, 2, 3, 4], "params": [100, 100, 116, 116],
 
 
 def claim(rule, value, chapter=1.0, conclusion=None, table="t"):
-    c = {"id": "x", "table": table, "statement": "s", "chapter": chapter, "value": value, "rule": rule}
+    c = {"id": "x", "name": "A number", "table": table, "statement": "s", "chapter": chapter, "value": value,
+         "rule": rule}
     if conclusion:
         c["conclusion"] = conclusion
     C.validate_claim(c)
@@ -445,6 +446,34 @@ def test_claims_file_is_valid_and_ids_are_unique():
     assert all(c["id"].split(".")[0] == c["table"] for c in claims)
 
 
+def test_every_claim_is_named_in_plain_words_and_a_bad_name_is_refused(tmp_path):
+    """Each claim's `name` says what its number is in a few plain words (the README and the report name it so): one
+    per claim, at most 60 characters, sentence case, no identifier, no full stop, none of the chapter's numbers. A
+    claim without one, or with one too long or written as code, is refused, and so is a name two claims share."""
+    from attnlab.claims.rules import NAME_LENGTH
+    claims = C.load_claims()
+    names = [c["name"] for c in claims]
+    assert len(set(names)) == len(names) and all(len(n) <= NAME_LENGTH for n in names)
+    assert not [n for n in names if "_" in n or n.endswith(".") or n[0].islower()]
+    named = {c["id"]: c["name"] for c in claims}
+    assert named["position_extrapolation.alibi_256"] == "ALiBi's gain from 64 to 256 tokens"
+    c = claim({"kind": "relative", "tolerance": 0.1}, ppl(1), chapter=59.71)
+    with pytest.raises(C.ClaimsError, match=r"claim 'x': missing \['name'\]"):
+        C.validate_claim({k: v for k, v in c.items() if k != "name"})
+    for bad, message in (("", "in a few plain words"), ("Held-out perplexity " * 4, "characters long, over 60"),
+                         ("average_ladder.no_context", "underscore"), ("held-out perplexity", "sentence case"),
+                         ("Held-out perplexity.", "full stop"), ("Perplexity of 59.71 with no context", "59.71")):
+        with pytest.raises(C.ClaimsError, match=message):
+            C.validate_claim({**c, "name": bad})
+    C.validate_claim({**c, "name": "Held-out perplexity at width 64"})  # a number that is not the chapter's
+    twice = {"claims": [{**c, "id": "t.a", "name": "Held-out perplexity"},
+                        {**c, "id": "t.b", "name": "Held-out Perplexity"}]}  # names that differ only in case
+    (tmp_path / "claims.yaml").write_text(yaml.safe_dump(twice))
+    with pytest.raises(C.ClaimsError, match="claims 't.a' and 't.b' share the name 'Held-out Perplexity'"):
+        C.load_claims(tmp_path / "claims.yaml")
+    assert C.judge(c, {"t": LADDER}).name == "A number"  # and the ledger carries it
+
+
 def published_ledger(profile: str) -> pd.DataFrame:
     """The ledger this code writes for a profile's published tables (not the published claims.csv, which the lead
     rebuilds after a change to the rules)."""
@@ -546,7 +575,10 @@ def test_check_cli_writes_a_labelled_ledger_of_every_claim(tmp_path, capsys):
     assert all(f"{int(n)} {word}" in summary for word, n in counts.items())
     markdown = (out / "claims.md").read_text()
     assert summary in markdown
-    assert "What does not come back:" in markdown and "- `corpus.characters` (number DIFFERS)" in markdown
+    # each line names the claim in words, its id beside it, both numbers, and its word last
+    assert "What does not come back:" in markdown and ("- Characters in the corpus (`corpus.characters`): ours 100,000 "
+                                                       "against the chapter's 1,115,394 — number DIFFERS\n") in markdown
+    assert df.set_index("id").loc["corpus.characters", "name"] == "Characters in the corpus"
     for word, meaning in NUMBER_WORDS.items():  # each word it uses defined once, in the ledger's words
         assert (f"number **{word}**: {meaning}" in markdown) == (word in set(df["number"])), word
     for word, meaning in POINT_WORDS.items():
@@ -574,11 +606,15 @@ def test_readme_section_is_spliced_between_markers_and_refused_without_them(tmp_
     df = pd.read_csv(out / "claims.csv", keep_default_na=False)
     assert all(f"number **{w}**: {NUMBER_WORDS[w]}" in once for w in set(df["number"]))
     assert all(f"point **{w}**: {POINT_WORDS[w]}" in once for w in set(df["point"]))
-    assert once.index("What does not come back:") < once.index("| id") < once.index("What each word means:")
+    assert once.index("What does not come back:") < once.index("| claim") < once.index("What each word means:")
     assert "(results/full/tables/corpus.md)" in once and "(figures/full/average_ladder.png)" in once
     assert "(results/full/claims.md)" in once
     headline = [line for line in once.splitlines() if line.startswith("| ") and "|" in line[2:]]
-    assert "| corpus.tokens " in once and "| corpus.characters " not in once  # headline claims only
+    # headline claims only, each by its name in words, its id last
+    assert "| Tokens in the corpus " in once and "| `corpus.tokens` " in once and "Characters in the corpus |" not in once
+    assert headline[0].split("|")[1].strip() == "claim" and headline[0].split("|")[-2].strip() == "id"
+    assert "- Characters in the corpus (`corpus.characters`): ours 100,000 against the chapter's 1,115,394 — number " \
+           "DIFFERS" in once
     assert len(headline) - 1 == sum(1 for c in C.load_claims() if c.get("headline"))  # less the header
     C.main(args)
     assert readme.read_text() == once  # regenerating is idempotent

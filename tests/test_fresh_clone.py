@@ -401,6 +401,7 @@ def toy(inputs) -> pd.DataFrame:
 
 TOY_CLAIM = """
 - id: toy.block_learns
+  name: Held-out perplexity of the toy block
   table: toy
   statement: One block ends below the held-out perplexity of a uniform guess over the vocabulary.
   chapter: 4096

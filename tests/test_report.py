@@ -30,7 +30,8 @@ LEDGER = pd.DataFrame([
      "interval": "[0.939, 2.822]", "rule": "within ±0.5; conclusion: above 1", "number": "OPEN", "point": "HOLDS",
      "why": "not ruled out, 12 seeds per row would decide it", "margin": "0.16 tol ± 1.9", "note": "point HOLDS: x",
      "seeds": 3, "chance": 0.05, "profile": "full"},
-    {"id": "ladder.residual", "table": "ladder", "statement": "s", "chapter": "5.2", "reproduced": "2.1 ± 0.2",
+    {"id": "ladder.residual", "name": "Perplexity gain of the residual", "table": "ladder", "statement": "s",
+     "chapter": "5.2", "reproduced": "2.1 ± 0.2",
      "interval": "[1.9, 2.3]", "rule": "within 5 %; conclusion: above 4", "number": "DIFFERS", "point": "FAILS",
      "why": "5.2 ± 0.26 lies outside one run of ours", "margin": "Δ 12 tol", "note": "point FAILS: y", "seeds": 7,
      "chance": 0.05, "profile": "full"},
@@ -199,8 +200,9 @@ def test_the_first_screen_answers_whether_it_reproduced(tmp_path):
     assert answer.startswith('<section id="answer">')
     assert report.esc(summary_line(LEDGER)) in answer
     assert "1 AGREES, 1 DIFFERS, 1 OPEN" in answer and "1 HOLDS, 1 FAILS" in answer  # both columns, apart
-    assert ("<li><a href=\"#ladder\"><code>ladder.<wbr>residual</code></a> (number DIFFERS, point FAILS): ours 2.1 ± 0.2 "
-            "against the chapter&#x27;s 5.2</li>") in answer
+    # the claim in words, its id a small reference linked to its table, both numbers, its words last
+    assert ("<li>Perplexity gain of the residual (<a href=\"#ladder\"><code class=\"ref\">ladder.<wbr>residual</code></a>): "
+            "ours 2.1 ± 0.2 against the chapter&#x27;s 5.2 — number DIFFERS, point FAILS</li>") in answer
     assert "ladder.gain" not in answer and '<a href="#ledger">' in answer  # an OPEN number is not a difference
     at = [page.index(s) for s in ("</h1>", report.esc(summary_line(LEDGER)), '<section id="summary">',
                                   '<nav id="contents">', '<section id="ledger">', '<section id="words">')]
@@ -246,6 +248,10 @@ def test_the_front_reads_like_a_reproduction_report(tmp_path):
     missed = page[page.index('<section id="not-reproduced">'):page.index('<section id="claims-plot">')]
     assert missed.index("ladder.<wbr>residual") < missed.index("ladder.<wbr>gain")  # what differs before what is open
     assert "ladder.<wbr>block</code>" not in missed and "not ruled out, 12 seeds per row would decide it" in missed
+    # a claim by its name in words, its id beside it small; the id alone in a ledger that names none
+    assert ('<li>Perplexity gain of the residual (<code class="ref">ladder.<wbr>residual</code>, <a href="#ladder">'
+            'The whole ladder</a>) ') in missed
+    assert '<li><a href="#ladder">The whole ladder</a>, <code>ladder.<wbr>gain</code> ' in missed
     assert '<span class="reason">Six seeds cannot tell 1.88 from 1.8 ± 0.5.</span>' in page
     assert '<a href="../../figures/full/claims.svg"' in page
     assert re.search(r"Provenance: commits a5b45a3a77 ×6 \([^)]*\), 5387a7a1fc ×4", page)

@@ -33,9 +33,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlab.claims.render import (HOW_JUDGED, LIST, LIST_ITEM, counted, differing_lines, is_judged_loosely,
-                                   loose_warning, seeds_text, shortened_lists, summary_line, variant_lines,
-                                   word_definitions)
+from attnlab.claims.render import (HOW_JUDGED, LIST, LIST_ITEM, claim_name, counted, differing_lines,
+                                   is_judged_loosely, loose_warning, seeds_text, shortened_lists, summary_line,
+                                   variant_lines, word_definitions)
 from attnlab.claims.rules import NO_POINT, NUMBER_WORDS, POINT_WORDS
 from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
@@ -117,10 +117,12 @@ def verdict_mark(column: str, word: str) -> str:
 
 def ledger_line_html(line: str, tables: dict[str, str]) -> str:
     """A line of the ledger's Markdown (attnlab.claims.render) as HTML, its long lists cut: **words** strong, a
-    `claim id` linked to its table's section (`tables`: claim id → table)."""
+    `claim id` (beside the claim's name in words: a small reference) linked to its table's section (`tables`: claim
+    id → table)."""
     def claim(found: re.Match) -> str:
-        name = f"<code>{breakable(found[1])}</code>"
-        return f'<a href="#{esc(tables[found[1]])}">{name}</a>' if found[1] in tables else name
+        if found[1] not in tables:
+            return f"<code>{breakable(found[1])}</code>"
+        return f'<a href="#{esc(tables[found[1]])}"><code class="ref">{breakable(found[1])}</code></a>'
     return re.sub(r"`([^`]+)`", claim, emphasis_html(sentence_html(shortened_lists(line))))
 
 
@@ -470,8 +472,11 @@ def not_reproduced(ledger: pd.DataFrame, hypotheses: pd.DataFrame | None, titles
         # the reason sentence kept beside the claim in configs/claims.yaml: shown where the ledger carries it
         reason = text(getattr(claim, "reason", ""))
         reason = f' <span class="reason">{esc(reason)}</span>' if reason else ""
-        items.append(f'<li><a href="#{esc(claim.table)}">{esc(titles.get(claim.table, claim.table))}</a>, '
-                     f'<code>{breakable(claim.id)}</code> {words}: ours '
+        # the claim by its name in words first, its id small beside its table's link, for whoever looks it up
+        name, table = claim_name(claim), f'<a href="#{esc(claim.table)}">{esc(titles.get(claim.table, claim.table))}</a>'
+        named = (f'{esc(name)} (<code class="ref">{breakable(claim.id)}</code>, {table})' if name
+                 else f"{table}, <code>{breakable(claim.id)}</code>")
+        items.append(f'<li>{named} {words}: ours '
                      f'{esc(shortened_lists(text(claim.reproduced)))} ({esc(seeds)}) against the chapter\'s '
                      f'{esc(claim.chapter)}.{reason}<details><summary>why, and what was tried</summary>'
                      f'<span class="small">{sentence_html(shortened_lists(text(claim.why)))}{interval}.'

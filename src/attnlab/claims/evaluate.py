@@ -350,6 +350,7 @@ class Judgement:
     """One claim judged: the ledger's row (`row()`: its columns, in their order) and, for a claim left OPEN, the
     seeds per row that would decide it."""
     id: str
+    name: str                # what the number is, in plain words (configs/claims.yaml's name): how a reader finds it
     kind: str                # trained (a value made over seeds) or analytic
     table: str
     statement: str
@@ -455,7 +456,8 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False, re
                       tuple(claim["range"]) if "range" in claim else None, trained, bool(claim.get("necessary")),
                       by_rank=trained and ("range" in claim or "modes" in claim
                                            or (uses_lead(claim["value"]) and printed_number(claim))))
-    row = {"id": claim["id"], "kind": "trained" if trained else "analytic", "table": claim["table"],
+    row = {"id": claim["id"], "name": " ".join(str(claim.get("name", "")).split()),
+           "kind": "trained" if trained else "analytic", "table": claim["table"],
            "statement": " ".join(str(claim["statement"]).split()), "chapter": show_chapter(claim["chapter"]),
            "reproduced": "–", "rule": describe_claim(claim), "headline": bool(claim.get("headline")), "interval": "",
            "seeds": 0, "seed_sets": "", "looks": looks, "plan": "", "seed_share": "", "would_decide": "", "band": "",

@@ -19,7 +19,7 @@ PIPELINE_FILE = ROOT / "configs" / "pipeline.yaml"
 
 OPTIONAL_CLAIM_KEYS = {"conclusion", "headline", "range", "timing", "rounding", "reason", "measurable",
                        "necessary", "modes"}
-CLAIM_KEYS = {"id", "table", "statement", "chapter", "value", "rule"} | OPTIONAL_CLAIM_KEYS
+CLAIM_KEYS = {"id", "name", "table", "statement", "chapter", "value", "rule"} | OPTIONAL_CLAIM_KEYS
 REQUIRED_CLAIM_KEYS = CLAIM_KEYS - OPTIONAL_CLAIM_KEYS
 TARGET_CHECKS = ("exact", "relative", "absolute")  # compared with the chapter's number (or `to`)
 CHECK_KEYS = {"exact": {"decimals", "to"}, "relative": {"tolerance", "to"}, "absolute": {"tolerance", "to"},
@@ -32,6 +32,8 @@ CONCLUSION_KEYS = {"value", "says"}
 OPERATORS = ("column", "columns", "lead", "ratio", "difference", "values")
 READ_OPERATORS = ("column", "columns", "lead")  # the operators that read a table
 REDUCERS = ("max", "min", "mean", "first", "last", "range", "loglog_slope")
+NAME_LENGTH = 60  # a claim's `name`: what the number is, in a few plain words (the README and the report show it)
+NUMBER_IN_TEXT = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
 # The ledger's two verdicts, four words each, judged apart: the chapter's NUMBER and the chapter's POINT (its
 # conclusion without the number). No third word combines them. Each word in one sentence: the only definition
 # (the ledger, the README and the report print these, each only the words it uses).
@@ -152,12 +154,17 @@ def load_claims(path: str | Path = CLAIMS_FILE) -> list[dict]:
     claims = doc.get("claims") if isinstance(doc, dict) else None
     if not isinstance(claims, list) or not claims:
         raise ClaimsError(f"{path}: expected a top-level `claims:` list")
-    seen = set()
+    seen, names = set(), {}
     for claim in claims:
         validate_claim(claim)
         if claim["id"] in seen:
             raise ClaimsError(f"claim id {claim['id']!r} appears twice")
         seen.add(claim["id"])
+        name = claim["name"].strip().lower()
+        if name in names:
+            raise ClaimsError(f"claims {names[name]!r} and {claim['id']!r} share the name {claim['name']!r}; a name "
+                              f"says which number it is, so each claim has its own")
+        names[name] = claim["id"]
     return claims
 
 
@@ -171,6 +178,7 @@ def validate_claim(claim: dict) -> None:
     unknown = claim.keys() - CLAIM_KEYS
     if unknown:
         raise ClaimsError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(CLAIM_KEYS)}")
+    validate_name(claim["name"], claim["chapter"], where)
     validate_expr(claim["value"], where)
     bounds = claim.get("range")
     if bounds is not None and not (isinstance(bounds, list) and len(bounds) == 2 and all(map(is_number, bounds))
@@ -208,6 +216,41 @@ def validate_claim(claim: dict) -> None:
         validate_check(conclusion, claim, f"{where} conclusion", extra=CONCLUSION_KEYS)
         if "value" in conclusion:
             validate_expr(conclusion["value"], where)
+
+
+def validate_name(name, chapter, where: str) -> None:
+    """A claim's `name`: what the number is, in a few plain words a newcomer reads ("ALiBi's gain from 64 to 256
+    tokens"): sentence case, at most NAME_LENGTH characters, no identifier (no underscore), no closing full stop, and
+    none of the chapter's numbers (the ledger sets them beside ours; a name only says which number it is)."""
+    if not (isinstance(name, str) and name.strip()):
+        raise ClaimsError(f"{where}: name is what the number is in a few plain words (\"Tokens in the corpus\"), "
+                          f"not {name!r}")
+    why = ""
+    if len(name) > NAME_LENGTH:
+        why = f"is {len(name)} characters long, over {NAME_LENGTH}"
+    elif name != name.strip() or "  " in name or "\n" in name:
+        why = "has spaces to spare"
+    elif "_" in name:
+        why = "has an underscore: a name is words, not an identifier"
+    elif name[0].islower():
+        why = "starts in lower case: a name is in sentence case"
+    elif name.endswith("."):
+        why = "ends in a full stop"
+    else:
+        printed = {float(found.replace(",", "")) for found in NUMBER_IN_TEXT.findall(chapter_text(chapter))}
+        shown = [found for found in NUMBER_IN_TEXT.findall(name) if float(found.replace(",", "")) in printed]
+        if shown:
+            why = f"gives the chapter's number {shown[0]}: the ledger sets it beside ours"
+    if why:
+        raise ClaimsError(f"{where}: name {name!r} {why}; a name is what the number is, in a few plain words, at "
+                          f"most {NAME_LENGTH} characters, in sentence case, without a full stop")
+
+
+def chapter_text(chapter) -> str:
+    """Every number the chapter's value holds, as text (a list's items, a text's numbers)."""
+    if isinstance(chapter, list):
+        return " ".join(chapter_text(item) for item in chapter)
+    return f"{chapter:.10g}" if is_number(chapter) else str(chapter)
 
 
 def validate_check(check, claim: dict, where: str, extra: set = frozenset()) -> None:
