@@ -595,13 +595,16 @@ def test_readme_section_is_spliced_between_markers_and_refused_without_them(tmp_
     readme.write_text("# attnlab\n\nintro\n")
     args = ["readme", "--ledger", str(out / "claims.csv"), "--readme", str(readme),
             f"table={out}/tables/corpus.md", f"figure={tmp_path}/figures/full/average_ladder.png"]
-    with pytest.raises(SystemExit, match="results:start"):
+    with pytest.raises(SystemExit, match="answer:start"):
         C.main(args)
     assert readme.read_text() == "# attnlab\n\nintro\n"  # nothing half-written
-    readme.write_text(f"# attnlab\n\n## Results\n{C.README_START}\nOLD SECTION\n{C.README_END}\n\n## Tests\n")
+    readme.write_text(f"# attnlab\n\n{C.ANSWER_START}\nOLD ANSWER\n{C.ANSWER_END}\n\n## Results\n{C.README_START}\n"
+                      f"OLD SECTION\n{C.README_END}\n\n## Tests\n")
     C.main(args + ["--out", str(out / "readme_results.md")])
     once = readme.read_text()
-    assert "OLD SECTION" not in once and "## Tests" in once and "(full profile" in once
+    assert "OLD SECTION" not in once and "OLD ANSWER" not in once and "## Tests" in once
+    # the answer first (the summary sentence, what does not come back), the headline table under Results
+    assert once.index("(full profile") < once.index("What does not come back:") < once.index("## Results")
     assert "| number" in once and "| point" in once and "| verdict" not in once
     df = pd.read_csv(out / "claims.csv", keep_default_na=False)
     assert all(f"number **{w}**: {NUMBER_WORDS[w]}" in once for w in set(df["number"]))
@@ -702,3 +705,14 @@ def test_two_modes_of_39_seeds_or_more_are_judged_by_rank():
 
 def one_row_of(seeds):
     return {"t": seeded(pd.DataFrame({"k": [0]}), "w", [np.asarray(seeds, dtype=float)])}
+
+
+def test_the_readmes_first_40_lines_give_the_answer_of_the_published_ledger():
+    """A reader of the README's first screen reads the full ledger's summary sentence and every number that does not
+    come back, with both values (the lines the report's first screen opens with: render.summary_line,
+    differing_lines)."""
+    from attnlab.claims.render import differing_lines
+    ledger = pd.read_csv(C.ROOT / "results/full/claims.csv", keep_default_na=False)
+    first = "\n".join((C.ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:40])
+    assert C.summary_line(ledger) in first
+    assert all(line in first for line in differing_lines(ledger)), [l for l in differing_lines(ledger) if l not in first]

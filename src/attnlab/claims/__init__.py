@@ -31,8 +31,8 @@ plot      the claims plot: every numeric claim as ours ÷ chapter (python -m att
 from attnlab.claims.cli import main
 from attnlab.claims.evaluate import judge, ledger
 from attnlab.claims.read import Missing, evaluate, load_tables
-from attnlab.claims.render import README_END, README_START, summary_line
+from attnlab.claims.render import ANSWER_END, ANSWER_START, README_END, README_START, summary_line
 from attnlab.claims.rules import CLAIMS_FILE, NUMBER_WORDS, POINT_WORDS, ROOT, ClaimsError, load_claims, validate_claim
 
-__all__ = ["CLAIMS_FILE", "NUMBER_WORDS", "POINT_WORDS", "ROOT", "README_END", "README_START", "ClaimsError", "Missing", "evaluate",
+__all__ = ["CLAIMS_FILE", "NUMBER_WORDS", "POINT_WORDS", "ROOT", "ANSWER_END", "ANSWER_START", "README_END", "README_START", "ClaimsError", "Missing", "evaluate",
            "judge", "ledger", "load_claims", "load_tables", "main", "summary_line", "validate_claim"]

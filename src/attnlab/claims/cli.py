@@ -12,7 +12,8 @@ from attnlab.claims import reference
 from attnlab.claims.evaluate import ledger
 from attnlab.claims.seed_plans import seed_plans
 from attnlab.claims.read import load_tables
-from attnlab.claims.render import beside_published, readme_section, splice_readme, summary_line, write_ledger
+from attnlab.claims.render import (beside_published, readme_answer, readme_section, splice_readme, summary_line,
+                                   write_ledger)
 from attnlab.claims.rules import CLAIMS_FILE, PIPELINE_FILE, ROOT, ClaimsError, load_claims, load_plans
 from attnlab.data import atomic_path
 from attnlab.layout import variant_label, variant_name
@@ -101,9 +102,10 @@ def write_readme_section(ledger_path: Path, readme_path: Path, link_args: list[s
     if not readme_path.exists():
         raise ClaimsError(f"{readme_path} does not exist")
     df = pd.read_csv(ledger_path, keep_default_na=False)
-    section = readme_section(df, readme_path.parent, ledger_path, links)
-    splice_readme(readme_path, section)
+    answer = readme_answer(df, readme_path.parent, ledger_path, links)
+    section = readme_section(df, readme_path.parent, links)
+    splice_readme(readme_path, answer, section)
     if out:
         with atomic_path(Path(out)) as tmp:
-            tmp.write_text(section + "\n", encoding="utf-8")
+            tmp.write_text(answer + "\n\n" + section + "\n", encoding="utf-8")
     return df

@@ -284,7 +284,7 @@ def costliest_heads(df: pd.DataFrame, chapter: dict) -> pd.DataFrame:
     whole block zeroed, with what that head reads (its attention on the adjective, the first and second noun)."""
     rows = df[df["zeroed"].isin(READ_ZEROED)].reset_index(drop=True)
     shown, _ = for_people(rows, shared_columns=())
-    return shown[[c for c in ("circuit", "block", "zeroed", "held_out_accuracy", "weight_crosser_adjective",
+    return shown[[c for c in ("circuit", "seeds", "block", "zeroed", "held_out_accuracy", "weight_crosser_adjective",
                               "weight_crossed_adjective", "weight_crossed_second_noun") if c in shown]]
 
 
