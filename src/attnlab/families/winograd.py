@@ -222,6 +222,12 @@ NAMED = {
 }
 
 
+# the chapter's general point: one block's output read by the other (its two-hop circuit, the mirror, or the
+# adjective brought first); a row of winograd_circuits of its own, beside each kind
+COMPOSED = ("two-hop", "mirror", "adjective first")
+COMPOSED_KIND = "composed across the blocks"
+
+
 def moved_by(rates: dict) -> str | None:
     """The site whose patch moves the answer most, if it moves it in more than MOVES of the pairs."""
     rates = {site: r for site, r in rates.items() if r is not None}
@@ -363,13 +369,19 @@ def winograd_circuits(inputs) -> pd.DataFrame:
     circuits = [(kind, describe(sites)) for kind, sites in NAMED.items()] + others
     n = len(found)
     out = []
-    for kind, shown in circuits:
-        these = [r for r, f in zip(records, found) if f == (kind, shown)]
+    composed = (COMPOSED_KIND, f"{', '.join(COMPOSED[:-1])} or {COMPOSED[-1]}: one block's output read by the other")
+    for kind, shown in [*circuits, composed]:
+        if kind == COMPOSED_KIND:
+            these = [r for r, f in zip(records, found) if f[0] in COMPOSED]
+            shows = [float(f[0] in COMPOSED) for f in found]
+        else:
+            these = [r for r, f in zip(records, found) if f == (kind, shown)]
+            shows = [float(f == (kind, shown)) for f in found]
         low, high = stats.share_interval(len(these), n)
         out.append({"kind": kind, "circuit": shown, "seeds_with_it": len(these),
                     "of": n, "share": len(these) / n, "share_low": low, "share_high": high,
                     # 1 for each seed that shows it, in seed order: the ledger judges a circuit seed by seed
-                    **seed_columns("shows_it", [float(f == (kind, shown)) for f in found]),
+                    **seed_columns("shows_it", shows),
                     "which": seed_ids(r["seed"] for r in these),
                     "held_out_accuracy": float(np.mean([r["held_out"]["accuracy"] for r in these])) if these else None,
                     "seeds": n, **provenance(runs), **measured(records)})
