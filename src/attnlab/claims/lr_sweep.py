@@ -81,21 +81,52 @@ def values_at(n: SweepNumber, runs: dict, lr: float):
 COLLAPSED_ONEHOT = 0.5
 
 
+# Two kinds of collapse: a head that collapses within the first fifth of its training locked before it learned
+# anything (its held-out perplexity stays near the no-context model's); one that stays soft longer and hardens
+# later has learned first (issue 71: at 6e-3 the late ones end better than the divided head at 1e-3)
+EARLY_SHARE = 0.2
+KINDS = ("locked early", "hardened late", "soft")
+
+
+def collapse_kind(evals) -> str:
+    """A head's kind from its evaluations: soft where it ends with at most COLLAPSED_ONEHOT of its rows one-hot;
+    otherwise locked early where its one-hot share first passes that within EARLY_SHARE of training, else
+    hardened late."""
+    share, steps = evals["block1_onehot_share"], evals["step"]
+    if share.iloc[-1] <= COLLAPSED_ONEHOT:
+        return "soft"
+    first = steps[share > COLLAPSED_ONEHOT].iloc[0]
+    return "locked early" if first <= EARLY_SHARE * steps.iloc[-1] else "hardened late"
+
+
 def head_state(paths: list[str]) -> dict:
-    """The d_k = 1024 divided head at one rate, seed by seed at its last evaluation: how many seeds collapsed
-    (one-hot share above COLLAPSED_ONEHOT) and the ranges of one-hot share and entropy (nats)."""
-    last = [evals_of(p).iloc[-1] for p in paths]
+    """A d_k = 1024 head at one rate, seed by seed: how many seeds collapsed (one-hot share above COLLAPSED_ONEHOT
+    at the last evaluation), the ranges of one-hot share and entropy (nats) there, and each seed's kind
+    (collapse_kind) with its held-out perplexity."""
+    evals = [evals_of(p) for p in paths]
+    last = [e.iloc[-1] for e in evals]
     onehot, entropy = [e["block1_onehot_share"] for e in last], [e["block1_entropy"] for e in last]
+    kinds: dict[str, list[tuple[int, float]]] = {}
+    for p, e in zip(paths, evals):
+        kinds.setdefault(collapse_kind(e), []).append((int(Path(p).parent.name.removeprefix("seed")),
+                                                     held_out(json.loads(Path(p).read_text()))))
     return {"collapsed": sum(v > COLLAPSED_ONEHOT for v in onehot), "seeds": len(last),
-            "onehot": (min(onehot), max(onehot)), "entropy": (min(entropy), max(entropy))}
+            "onehot": (min(onehot), max(onehot)), "entropy": (min(entropy), max(entropy)), "kinds": kinds}
 
 
 def show_state(state: dict) -> str:
     k, n = state["collapsed"], state["seeds"]
     word = "collapsed" if k == n else "soft" if k == 0 else "mixed"
+    def held(seeds) -> str:
+        return "held-out " + "–".join(dict.fromkeys(show_number(f(ppl for _, ppl in seeds)) for f in (min, max)))
+
+    found = [(kind, seeds) for kind in KINDS if (seeds := state["kinds"].get(kind))]
+    kinds = (f"every seed {found[0][0]} ({held(found[0][1])})" if len(found) == 1 else "; ".join(
+        f"{kind}: seed{'s' if len(seeds) > 1 else ''} {', '.join(str(seed) for seed, _ in sorted(seeds))} ({held(seeds)})"
+        for kind, seeds in found))
     return (f"{word}: {k} of {n} seeds collapsed (one-hot share {show_number(state['onehot'][0])}–"
             f"{show_number(state['onehot'][1])}, entropy {show_number(state['entropy'][0])}–"
-            f"{show_number(state['entropy'][1])} nats)")
+            f"{show_number(state['entropy'][1])} nats); {kinds}")
 
 
 def chapter_window(claim: dict) -> tuple[float, float]:
@@ -323,6 +354,12 @@ def sweep_rows(claims: dict, runs: dict, tables_at, runaway_d_k: int) -> list[di
                 "fits_at": ", ".join(show_rate(lr) for lr, st in sorted(states.items()) if st["collapsed"] == 0) or "none",
                 "rates": ", ".join(show_rate(lr) for lr in sorted(states)),
                 "seeds": " · ".join(str(st["seeds"]) for _, st in sorted(states.items()))})
+    undivided = {lr: head_state(paths) for (d_k, variant, lr), paths in runs.items()
+                 if d_k == runaway_d_k and variant == "undivided"}
+    out.append({"number": "how the undivided head collapsed", "claim": "undivided_kinds", "scale": "seeds",
+                **{f"at_{show_rate(lr)}": show_state(state) for lr, state in sorted(undivided.items())},
+                "rates": ", ".join(show_rate(lr) for lr in sorted(undivided)),
+                "seeds": " · ".join(str(st["seeds"]) for _, st in sorted(undivided.items()))})
     names = {n.claim: n.number for n in SQRT_DK_NUMBERS}
     collapsed = {lr: (st["collapsed"], st["seeds"]) for lr, st in states.items()}
     out.append({"number": "all five", "claim": "all",
