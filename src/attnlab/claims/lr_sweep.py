@@ -86,6 +86,8 @@ COLLAPSED_ONEHOT = 0.5
 # later has learned first (issue 71: at 6e-3 the late ones end better than the divided head at 1e-3)
 EARLY_SHARE = 0.2
 KINDS = ("locked early", "hardened late", "soft")
+# the sweep's row of how the undivided head collapsed: a description of our seeds, no chapter number's
+UNDIVIDED_KINDS = "undivided_kinds"
 
 
 def collapse_kind(evals) -> str:
@@ -356,7 +358,7 @@ def sweep_rows(claims: dict, runs: dict, tables_at, runaway_d_k: int) -> list[di
                 "seeds": " · ".join(str(st["seeds"]) for _, st in sorted(states.items()))})
     undivided = {lr: head_state(paths) for (d_k, variant, lr), paths in runs.items()
                  if d_k == runaway_d_k and variant == "undivided"}
-    out.append({"number": "how the undivided head collapsed", "claim": "undivided_kinds", "scale": "seeds",
+    out.append({"number": "how the undivided head collapsed", "claim": UNDIVIDED_KINDS, "scale": "seeds",
                 **{f"at_{show_rate(lr)}": show_state(state) for lr, state in sorted(undivided.items())},
                 "rates": ", ".join(show_rate(lr) for lr in sorted(undivided)),
                 "seeds": " · ".join(str(st["seeds"]) for _, st in sorted(undivided.items()))})

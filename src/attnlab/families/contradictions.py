@@ -47,6 +47,7 @@ from attnlab.claims import stats
 from attnlab.claims.compare import (NOT_ESTABLISHED, Compared, one_set, per_element_mean, pilot_margin,
                                     show_distance, show_scaled)
 from attnlab.claims.evaluate import Judgement, judge
+from attnlab.claims.lr_sweep import UNDIVIDED_KINDS
 from attnlab.claims.read import Missing, load_tables
 from attnlab.claims.render import shortened_lists, show
 from attnlab.claims.rules import NO_POINT, ClaimsError, load_claims, load_looks, load_plans
@@ -416,7 +417,7 @@ def sweep_rows(sweep: pd.DataFrame) -> list[dict]:
     rows = []
     joint = sweep[sweep["claim"] == "all"]
     answer = joint["finding"].iloc[0] if len(joint) else NOT_ESTABLISHED
-    for r in sweep[sweep["claim"] != "all"].itertuples():
+    for r in sweep[~sweep["claim"].isin(("all", UNDIVIDED_KINDS))].itertuples():
         found = (NOT_ESTABLISHED if r.band == NOT_ESTABLISHED else SWEEP_NOWHERE if math.isnan(r.band_low)
                  else SWEEP_BAND)
         rows.append({"claim": r.claim, "role": "hypothesis", "hypothesis": "one learning rate, unstated, reproduces "
