@@ -87,11 +87,12 @@ def steps_note(steps) -> str:
 DERIVED = "chapter's gap, counted from our row (not a number it prints)"
 
 
-def mark_chapter(ax, x, y, notes=(), label: str = "chapter", **look) -> None:
+def mark_chapter(ax, x, y, notes=(), label: str = "chapter", beside: bool = False, **look) -> None:
     """The chapter's values as hollow black diamonds, each with an optional note beside it: whose
     value it is, or how it follows from the chapter ("= our row 8 + 14": the chapter's gap to a row
     of ours). `label` says what they are where that is not the chapter's printed number of the
-    quantity drawn (DERIVED; a matrix size drawn on a peak-memory axis); `look` overrides CHAPTER."""
+    quantity drawn (DERIVED; a matrix size drawn on a peak-memory axis); `look` overrides CHAPTER.
+    `beside`: each note right of its diamond, at its height (where the space above it is taken)."""
     if not len(x):
         return  # no legend entry for a chapter value that is not there
     ax.plot(x, y, label=label, **{**CHAPTER, **look})
@@ -99,8 +100,8 @@ def mark_chapter(ax, x, y, notes=(), label: str = "chapter", **look) -> None:
     for xi, yi, note in zip(np.atleast_1d(x), np.atleast_1d(y), notes):
         if note:
             k = at_height[yi] = at_height.get(yi, -1) + 1
-            ax.annotate(note, (xi, yi), xytext=(5, 6 - 18 * k), textcoords="offset points", fontsize=7,
-                        style="italic", va="bottom")
+            ax.annotate(note, (xi, yi), xytext=(8, -12 * k) if beside else (5, 6 - 18 * k), textcoords="offset points",
+                        fontsize=7, style="italic", va="center" if beside else "bottom")
 
 
 def log_ticks(axis) -> None:
@@ -112,13 +113,16 @@ def log_ticks(axis) -> None:
     axis.set_minor_locator(NullLocator())
 
 
-def hbars(ax, labels, values, colors, chapter, xerr=None) -> None:
+def hbars(ax, labels, values, colors, chapter, xerr=None, names_above: bool = False) -> None:
     """One horizontal bar per row, top to bottom, its value written at its base (its end is left to
     the chapter's diamond and number, where it has one; `chapter`: ChapterValues of the plotted
     column). The value axis is logarithmic, so rows a few percent apart stay apart beside one several
-    times worse (perplexities: 37 against 38, beside 308); it starts below the smallest value drawn."""
+    times worse (perplexities: 37 against 38, beside 308); it starts below the smallest value drawn.
+    `names_above`: each row's name written above its bar, not beside the axis, so long names take no
+    width from the bars (and a panel below them keeps its own left edge)."""
     y = np.arange(len(labels))
-    ax.barh(y, values, xerr=xerr, color=colors, alpha=0.85, error_kw={"lw": 1, "capsize": 2})
+    ax.barh(y, values, height=0.55 if names_above else 0.8, xerr=xerr, color=colors, alpha=0.85,
+            error_kw={"lw": 1, "capsize": 2})
     ax.set_xscale("log")
     log_ticks(ax.xaxis)
     values = np.asarray(values, dtype=float)
@@ -129,15 +133,25 @@ def hbars(ax, labels, values, colors, chapter, xerr=None) -> None:
         if np.isfinite(value):
             ax.annotate(f"{value:.2f}", (0, yi), xycoords=("axes fraction", "data"), xytext=(4, 0),
                         textcoords="offset points", va="center", fontsize=7, color="white", fontweight="bold")
-    ax.set_yticks(y, labels)
+    if names_above:
+        ax.set_yticks(y, [""] * len(y))
+        ax.tick_params(axis="y", length=0)
+        for yi, label in zip(y, labels):
+            ax.annotate(label, (0, yi - 0.29), xycoords=("axes fraction", "data"), xytext=(0, 1),
+                        textcoords="offset points", va="bottom", ha="left")
+    else:
+        ax.set_yticks(y, labels)
     ax.invert_yaxis()
+    if names_above:
+        ax.set_ylim(len(y) - 0.6, -0.8)  # room above the first bar for its name
     ax.grid(axis="y", visible=False)
     # the chapter's number beside its diamond: a gap of a few percent is read, not measured off the axis;
     # a value made from the chapter's gap to one of our rows is grey, and named so
     printed, derived = [c for c in chapter if not c.note], [c for c in chapter if c.note]
-    mark_chapter(ax, [c.value for c in printed], [c.row for c in printed], [f"{c.value:.2f}" for c in printed])
+    mark_chapter(ax, [c.value for c in printed], [c.row for c in printed], [f"{c.value:.2f}" for c in printed],
+                 beside=names_above)
     mark_chapter(ax, [c.value for c in derived], [c.row for c in derived], [c.note for c in derived], label=DERIVED,
-                 mec="0.55")
+                 beside=names_above, mec="0.55")
 
 
 def label_ends(ax, ends) -> None:
@@ -153,10 +167,12 @@ def label_ends(ax, ends) -> None:
                     fontweight="bold", color=colour, annotation_clip=False)
 
 
-def heat_map(ax, cells, row_labels, column_labels, chapter=(), decimals: int = 2):
+def heat_map(ax, cells, row_labels, column_labels, chapter=(), decimals: int = 2, narrow: bool = False):
     """Weights (`cells`: a frame of the table's rows and the plotted columns) as shaded cells with
     their values. A cell the chapter prints gets the chapter's value as a second line; a cell where
-    the chapter puts its row's largest weight (value NaN) a black outline, labelled OUTLINE."""
+    the chapter puts its row's largest weight (value NaN) a black outline, labelled OUTLINE.
+    `narrow`: cells too narrow for "chapter 0.70" on one line (many columns on a page's width): the
+    chapter's value under "chapter", and the column labels slanted so that long ones do not touch."""
     values = cells.to_numpy(dtype=float)
     image = ax.imshow(values, cmap="Blues", vmin=0, vmax=1, aspect="auto")
     columns = list(cells.columns)
@@ -164,7 +180,11 @@ def heat_map(ax, cells, row_labels, column_labels, chapter=(), decimals: int = 2
                if c.column in columns and np.isfinite(c.value)}
     for (i, j), v in np.ndenumerate(values):
         colour = "white" if v > 0.6 else "black"
-        if (i, j) in printed:
+        if (i, j) in printed and narrow:
+            ax.text(j, i - 0.2, f"{v:.{decimals}f}", ha="center", va="center", fontsize=7, color=colour)
+            ax.text(j, i + 0.17, f"chapter\n{printed[i, j]:.{decimals}f}", ha="center", va="center", fontsize=6.5,
+                    style="italic", color=colour, linespacing=1.1)
+        elif (i, j) in printed:
             ax.text(j, i - 0.13, f"{v:.{decimals}f}", ha="center", va="center", fontsize=7, color=colour)
             ax.text(j, i + 0.2, f"chapter {printed[i, j]:.{decimals}f}", ha="center", va="center", fontsize=6,
                     style="italic", color=colour)
@@ -174,7 +194,8 @@ def heat_map(ax, cells, row_labels, column_labels, chapter=(), decimals: int = 2
         if c.column in columns and not np.isfinite(c.value):
             ax.add_patch(Rectangle((columns.index(c.column) - 0.5, c.row - 0.5), 1, 1, fill=False, ec="black",
                                    lw=2, zorder=4, label=OUTLINE))
-    ax.set_xticks(range(len(column_labels)), column_labels)
+    ax.set_xticks(range(len(column_labels)), column_labels,
+                  **({"rotation": 35, "ha": "right", "rotation_mode": "anchor"} if narrow else {}))
     ax.set_yticks(range(len(row_labels)), row_labels)
     ax.grid(False)
     return image

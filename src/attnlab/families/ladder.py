@@ -47,7 +47,8 @@ def average_ladder(inputs) -> pd.DataFrame:
 
 
 def ladder_figure(inputs, context, rows, point: str, groups: dict | None = None):
-    """Held-out perplexity per row (bars, the chapter's diamonds) beside the training-loss curves.
+    """Held-out perplexity per row (bars, the chapter's diamonds; each row's name above its bar) above the
+    training-loss curves, a page wide (readable at 800 px: attnlab.readable).
     `groups` (group: row names) colours the curves by group, each row of a group its own dash;
     without it every row is its own colour. Each curve is labelled at its end by its row number."""
     df = pd.read_csv(inputs["table"][0])
@@ -55,9 +56,10 @@ def ladder_figure(inputs, context, rows, point: str, groups: dict | None = None)
     groups = groups or {row.label: (row.name,) for row in shown}
     group_of = {name: (i, names.index(name)) for i, names in enumerate(groups.values()) for name in names}
     colors = [style.PALETTE[group_of[row.name][0]] for row in shown]
-    fig, (bars, curves) = plt.subplots(1, 2, figsize=(13, 0.32 * len(df) + 3.2), width_ratios=(1.1, 1))
+    # the bars above the curves, each row's name above its bar: a page's width (readable at 800 px)
+    fig, (bars, curves) = plt.subplots(2, 1, figsize=(7, 0.45 * len(df) + 5.4), height_ratios=(0.45 * len(df), 3.2))
     style.hbars(bars, [f"{r}. {m}" for r, m in zip(df["row"], df["model"])], df["held_out_ppl"], colors,
-                context.of("held_out_ppl"), xerr=style.spread(df, "held_out_ppl"))
+                context.of("held_out_ppl"), xerr=style.spread(df, "held_out_ppl"), names_above=True)
     bars.set_xlabel("held-out perplexity (lower is better, log scale)")
     ends = []
     for number, row in zip(df["row"], shown):

@@ -49,7 +49,7 @@ def norm_grad_init_figure(inputs, context):
     df = pd.read_csv(inputs["table"][0])
     blocks = sorted(int(c[len("block_"):]) for c in df.columns if c.startswith("block_") and not is_seed_detail(c))
     groups = list(dict.fromkeys(df["parameters"]))
-    fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 4.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(groups), figsize=(min(9, 4.5 * len(groups)), 4.2), squeeze=False)
     for ax, group in zip(axes[0], groups):
         for i, (row, cell) in enumerate(df[df["parameters"] == group].iterrows()):
             means = [cell[f"block_{b}"] for b in blocks]
@@ -137,7 +137,7 @@ def norm_warmup_figure(inputs, context):
     """Training loss per step (mean over seeds; an x where a seed diverged) beside the final
     held-out perplexity of each run, against a model that ignores its input (unigram)."""
     df = pd.read_csv(inputs["table"][0])
-    fig, (curves, bars) = plt.subplots(1, 2, figsize=(13, 4.6), width_ratios=(1, 1.1))
+    fig, (curves, bars) = plt.subplots(1, 2, figsize=(7.5, 5.2), width_ratios=(1, 1.1))
     unigram = json.loads(Path(inputs["tokens"][0]).read_text())["train_unigram_entropy"]  # the cache's record
     labels = [run_label(row, df.iloc[0]) for _, row in df.iterrows()]
     for i, (row, label) in enumerate(zip(df.itertuples(), labels)):
@@ -152,7 +152,7 @@ def norm_warmup_figure(inputs, context):
     curves.axhline(unigram, color="0.4", ls=":", lw=1.2, label="unigram: train-token frequencies, no context")
     curves.set(xlabel="step", ylabel="training loss (nats, smoothed, mean over seeds)")
     style.hbars(bars, labels, df["held_out_ppl"], [style.series(i)["color"] for i in range(len(df))],
-                context.of("held_out_ppl"), xerr=style.spread(df, "held_out_ppl"))
+                context.of("held_out_ppl"), xerr=style.spread(df, "held_out_ppl"), names_above=True)
     bars.axvline(math.exp(unigram), color="0.4", ls=":", lw=1.2)
     bars.set_xlabel("held-out perplexity after training (lower is better, log scale)")
     first = df.iloc[0]

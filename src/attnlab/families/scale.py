@@ -125,7 +125,7 @@ def softmax_saturation_figure(inputs, context):
     df = pd.read_csv(inputs["table"][0])
     rows = _measured(inputs, "rows")
     x = np.arange(len(df))
-    fig, (spread_ax, frozen_ax) = plt.subplots(1, 2, figsize=(12, 4.4), width_ratios=(1.4, 1))
+    fig, (spread_ax, frozen_ax) = plt.subplots(1, 2, figsize=(8, 4.6), width_ratios=(1.4, 1))
     for offset, variant in ((-0.2, "divided"), (0.2, "undivided")):
         values = [rows[(rows["d_k"] == d) & (rows["variant"] == variant)]["jacobian_sum"].to_numpy() for d in df["d_k"]]
         parts = spread_ax.violinplot(values, positions=x + offset, widths=0.35, showextrema=False)
@@ -143,9 +143,9 @@ def softmax_saturation_figure(inputs, context):
         ax.set_xticks(x, [str(d) for d in df["d_k"]])
         ax.set_xlabel("head width d_k")
         ax.grid(axis="x", visible=False)
-    spread_ax.set(title="the softmax's gradient: every row (shape) and their mean (marker)",
+    spread_ax.set(title="the softmax's gradient:\nevery row (shape) and their mean (marker)",
                   ylabel=r"$\sum_i w_i(1-w_i)$ per row", ylim=(0, 1))
-    frozen_ax.set(title=f"rows frozen: largest w(1−w) below {df['frozen_below'][0]:g}", ylabel="share of rows",
+    frozen_ax.set(title=f"rows frozen:\nlargest w(1−w) below {df['frozen_below'][0]:g}", ylabel="share of rows",
                   ylim=(0, 1))
     style.headline(fig, "Undivided, the softmax saturates as d_k grows: its gradient dies and rows freeze",
                    context.profile, f"measured: {df['rows'][0]:,} random rows of 64 keys per width, N(0, 1)",
@@ -219,7 +219,7 @@ def scale_training_figure(inputs, context):
     df = pd.read_csv(inputs["table"][0])
     labels = [f"d_k = {d}\n" + budget.replace(" × ", "\n× ") for d, budget in zip(df["d_k"], df["budget"])]
     x = np.arange(len(df))
-    fig, (ppl_ax, cost_ax) = plt.subplots(1, 2, figsize=(12, 4.6))
+    fig, (ppl_ax, cost_ax) = plt.subplots(1, 2, figsize=(9, 4.8))
     for offset, variant in ((-0.2, "divided"), (0.2, "undivided")):
         ppl_ax.bar(x + offset, df[variant], width=0.4, yerr=style.spread(df, variant), capsize=2,
                    color=SERIES[variant]["color"], hatch=HATCHES[variant], edgecolor="white", label=variant)
@@ -293,7 +293,7 @@ def score_runaway_figure(inputs, context):
     (mean over seeds, a band of ± std with several); the chapter's values at the first (`_init`)
     and last (`_final`) evaluation."""
     df = pd.read_csv(inputs["table"][0])
-    fig, axes = plt.subplots(1, len(RUNAWAY_PANELS), figsize=(14, 4.2))
+    fig, axes = plt.subplots(1, len(RUNAWAY_PANELS), figsize=(8, 4.6))
     for variant in VARIANTS:
         evals = pd.concat([evals_of(p) for p in inputs[variant]])
         for ax, (name, _) in zip(axes, RUNAWAY_PANELS):

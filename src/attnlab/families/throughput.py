@@ -44,10 +44,10 @@ def throughput_figure(inputs, context):
     trained = df[df["setting"] != "matmul"]
     settings = list(dict.fromkeys(trained["setting"]))
     threads = sorted(trained["threads"].unique())
-    fig, axes = plt.subplots(1, len(settings), figsize=(max(7, 5.5 * len(settings)), 4.2), squeeze=False)
+    fig, axes = plt.subplots(len(settings), 1, figsize=(7, 1.4 + 3 * len(settings)), squeeze=False)
     bars = [(n, p) for n in threads for p in PRECISIONS]
     width = 0.8 / len(bars)
-    for ax, setting in zip(axes[0], settings):
+    for ax, setting in zip(axes[:, 0], settings):
         rows = trained[trained["setting"] == setting].set_index(["model", "threads", "precision"])
         x = np.arange(len(MODELS))
         for k, (n, precision) in enumerate(bars):

@@ -157,8 +157,9 @@ def heat_map_figure(inputs, context, row_labels: list[str], point: str):
     df = pd.read_csv(inputs["table"][0])
     cells = df[[c for c in df.columns if c[0].isdigit() and not is_seed_detail(c)]]
     runs = load_runs([Path(p).with_name("metrics.json") for p in inputs["probe"]])
-    fig, ax = plt.subplots(figsize=(13, 0.5 * len(df) + 2.4))
-    image = style.heat_map(ax, cells, row_labels, [c.split(":", 1)[1] for c in cells.columns], context.chapter)
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(df) + 2.6))  # a page's width: readable at 800 px
+    image = style.heat_map(ax, cells, row_labels, [c.split(":", 1)[1] for c in cells.columns], context.chapter,
+                           narrow=True)
     ax.set_xlabel("the visible tokens (the adjective's slot: adj)")
     fig.colorbar(image, ax=ax, pad=0.01, label=f"attention weight (uniform: {1 / len(cells.columns):.3f})")
     style.headline(fig, point, context.profile, style.steps_note([r["steps"] for r in runs]),
