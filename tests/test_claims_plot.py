@@ -1,7 +1,7 @@
 """The claims plot: every claim of one number as ours ÷ chapter with its interval and the rule's band, in the
 colour and mark of its number's word (the report's); the rest counted as left out; the title counts the words of
-both verdict columns apart; a panel for each claim whose number DIFFERS or point FAILS; no word of the old combined
-verdict anywhere; the same PNG and SVG bytes from the same ledger."""
+both verdict columns apart; in a second figure, a panel for each claim whose number DIFFERS or point FAILS; no word
+of the old combined verdict anywhere; the same PNG and SVG bytes from the same ledger."""
 
 from pathlib import Path
 
@@ -79,7 +79,7 @@ def test_the_figure_counts_both_columns_and_marks_each_number_as_the_report_does
     assert "4 numeric claims drawn" in subtitle
     assert ("left out: 2 not a single number (words or a list), 1 with the chapter's value 0 (no ratio), "
             "1 not measured") in subtitle
-    ax = fig.axes[0]  # the ratios; beside them a panel per claim that does not come back
+    (ax,) = fig.axes  # the ratios; the panels of the claims that do not come back are the next figure
     marks = {line.get_label(): line for line in ax.lines if line.get_label() in NUMBER_WORDS}
     assert set(marks) == {"AGREES", "OPEN", "DIFFERS"}
     for word, line in marks.items():
@@ -123,7 +123,7 @@ def test_the_cli_writes_the_same_png_and_svg_every_time(tmp_path):
     LEDGER.to_csv(ledger, index=False)
     for folder in ("a", "b"):
         plot.main(["--ledger", str(ledger), "--out", str(tmp_path / folder / "claims.png")])
-    for name in ("claims.png", "claims.svg"):
+    for name in ("claims.png", "claims.svg", "claims_missed.png", "claims_missed.svg"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     assert b"<svg" in (tmp_path / "a" / "claims.svg").read_bytes()[:1000]
 
@@ -144,8 +144,8 @@ def test_every_claim_that_does_not_come_back_has_a_panel_in_its_own_units():
     assert panels["u.pair"]["chapter"] == [0.7, 0.7] and panels["u.pair"]["intervals"][1] == (0.1288, 0.1827)
     assert panels["u.words"]["chapter"] is None and panels["u.final_std"]["values"] == [(137.62, 5.961)]
     with plt.rc_context(style.RC):
-        fig = plot.claims_figure(ledger)
-    titles = {ax.get_title(loc="left").split("\n")[0]: ax for ax in fig.axes[1:]}
+        fig = plot.missed_figure(ledger)
+    titles = {ax.get_title(loc="left").split("\n")[0]: ax for ax in fig.axes}
     assert set(titles) == set(panels)
     pair = titles["u.pair"]
     assert "number OPEN · point FAILS · 208 seeds" in pair.get_title(loc="left")
@@ -159,18 +159,30 @@ def test_every_claim_that_does_not_come_back_has_a_panel_in_its_own_units():
 
 
 def test_the_published_ledger_fits_one_screen_page_with_the_chapters_mark_on_every_panel():
-    """At most 2,000 pixels tall; every panel has the chapter's diamond: its number, the numbers its words print
-    (a range's ends, a difference) or, for words alone, the mark in the corner beside the words in the title."""
+    """Each figure at most 2,000 pixels tall and a page's width (attnlab.readable: its text readable at 800 px);
+    every panel has the chapter's diamond: its number, the numbers its words print (a range's ends, a difference)
+    or, for words alone, the mark in the corner beside the words in the title."""
     if not FULL_LEDGER.exists():
         pytest.skip("full results not published")
     ledger = pd.read_csv(FULL_LEDGER, keep_default_na=False)
     with plt.rc_context(style.RC):
-        fig = plot.claims_figure(ledger)
-    assert fig.get_size_inches()[1] * fig.dpi <= 2000
-    panels = fig.axes[1:]
-    assert len(panels) == len(plot.missed(ledger))
-    assert all(any(line.get_marker() == "D" for line in ax.lines) for ax in panels)
-    plt.close(fig)
+        ratios, panels = plot.claims_figure(ledger), plot.missed_figure(ledger)
+    for fig in (ratios, panels):
+        assert fig.get_size_inches()[1] * fig.dpi <= 2000 and fig.get_size_inches()[0] == plot.WIDTH
+    assert len(panels.axes) == len(plot.missed(ledger))
+    assert all(any(line.get_marker() == "D" for line in ax.lines) for ax in panels.axes)
+    plt.close(ratios)
+    plt.close(panels)
+
+
+def test_a_ledger_whose_claims_all_come_back_still_writes_the_panels_figure(tmp_path):
+    """The workflow declares both figures: with nothing to draw, the panels' figure says so."""
+    ledger = tmp_path / "claims.csv"
+    LEDGER[~LEDGER["number"].eq("DIFFERS") & ~LEDGER["point"].eq("FAILS")].to_csv(ledger, index=False)
+    plot.main(["--ledger", str(ledger), "--out", str(tmp_path / "claims.png")])
+    assert all((tmp_path / name).exists() for name in ("claims.png", "claims.svg", "claims_missed.png",
+                                                        "claims_missed.svg"))
+    assert "No measured claim" in (tmp_path / "claims_missed.svg").read_text()  # the title, as the SVG names it
 
 
 @pytest.mark.parametrize("words, expected", [("undivided marginally ahead (−0.4 < difference < 0)", ("range", [-0.4, 0])),

@@ -174,21 +174,23 @@ def test_a_caption_has_its_title_as_the_heading_its_lists_and_its_formulas():
 
 
 def built_report(tmp_path, ledger: pd.DataFrame) -> str:
-    """The page report.main writes for `ledger` beside one table, its caption and the claims plot (a PNG with its SVG)."""
+    """The page report.main writes for `ledger` beside one table, its caption and the claims plot (its two PNGs, the
+    ratios and the panels, each with its SVG)."""
     csv, table = tmp_path / "results/full/claims.csv", tmp_path / "results/full/tables/ladder.csv"
     table.parent.mkdir(parents=True)
     ledger.to_csv(csv, index=False)
     TABLE.to_csv(table, index=False)
-    png = tmp_path / "figures/full/claims.png"
-    png.parent.mkdir(parents=True)
-    Image.new("RGB", (4, 4), "white").save(png)
-    png.with_suffix(".svg").write_text("<svg/>")
+    pngs = [tmp_path / "figures/full/claims.png", tmp_path / "figures/full/claims_missed.png"]
+    pngs[0].parent.mkdir(parents=True)
+    for png in pngs:
+        Image.new("RGB", (4, 4), "white").save(png)
+        png.with_suffix(".svg").write_text("<svg/>")
     caption = tmp_path / "results/full/captions/ladder.rst"
     caption.parent.mkdir(parents=True)
     caption.write_text("The whole ladder\n================\n\nEleven models.\n")
     out = tmp_path / "results/full/report.html"
     report.main(["--profile", "full", "--ledger", str(csv), "--out", str(out), "--trained", "ladder",
-                 f"table={table}", f"caption={caption}", f"claims_figure={png}"])
+                 f"table={table}", f"caption={caption}", *(f"claims_figure={png}" for png in pngs)])
     return out.read_text()
 
 
@@ -254,6 +256,8 @@ def test_the_front_reads_like_a_reproduction_report(tmp_path):
     assert '<li><a href="#ladder">The whole ladder</a>, <code>ladder.<wbr>gain</code> ' in missed
     assert '<span class="reason">Six seeds cannot tell 1.88 from 1.8 ± 0.5.</span>' in page
     assert '<a href="../../figures/full/claims.svg"' in page
+    assert page.index('alt="every numeric claim') < page.index('<a href="../../figures/full/claims_missed.svg"') \
+        < page.index('<section id="ledger">')  # the ratios, then the panels of the claims that do not come back
     assert re.search(r"Provenance: commits a5b45a3a77 ×6 \([^)]*\), 5387a7a1fc ×4", page)
     assert "runs dated 2026-11-30 to 2026-12-03" in page  # the front reads the runs' dates, as the sections do
     assert "not recorded" not in page

@@ -510,9 +510,10 @@ class Jobs:
         if variant:  # the published ledger: which verdicts the variant changes
             own_key, inputs = digest(own_key, self.variant_label), {**inputs, "published": [f"{self.results}/claims.csv"]}
         ledger = self.step("claims", own_key, claims, inputs, derived=True, home=home)
+        # the plot: the ratios (claims) and the panels of the claims that do not come back (claims_missed)
         plot = self.step("claims_plot", self.composed.module_code("attnlab.claims.plot"),
-                         [f"{figures}/claims.png", f"{figures}/claims.svg"], {"ledger": claims[:1]},
-                         derived=True, home=home)
+                         [f"{figures}/claims.png", f"{figures}/claims.svg", f"{figures}/claims_missed.png",
+                          f"{figures}/claims_missed.svg"], {"ledger": claims[:1]}, derived=True, home=home)
         # the captions' templates are files of the repository, not outputs: their text is part of the key,
         # and the report's own text: the choices the chapter does not state, what was easy and what was hard
         templates = [f"workflow/report/{t}.rst" for t in [*sorted(self.tables), "claims", "choices", "easy_hard"]]
@@ -520,7 +521,7 @@ class Jobs:
                                                 [(self.root / p).read_text(encoding="utf-8") for p in templates]),
                              [f"{home}/captions/{Path(p).name}" for p in templates],
                              {"ledger": claims[:1], "table": tables}, derived=True, home=home)
-        report_inputs = {"ledger": claims[:1], "claims_figure": plot.outputs[:1], "table": tables,
+        report_inputs = {"ledger": claims[:1], "claims_figure": plot.outputs[::2], "table": tables,
                          "figure": [self.figure_png(t, variant) for t in sorted(self.tables) if self.tables[t]["figure"]],
                          "caption": captions.outputs}
         # the report's sections follow the tables' declared places (attnlab.tables.chapter_order): part of its key

@@ -1,7 +1,7 @@
 """The reader's report: one offline HTML file per profile that reads like a reproduction paper.
 
     python -m attnlab.report --profile quick --ledger results/quick/claims.csv --out results/quick/report.html \
-        --trained ladder,average_ladder,... claims_figure=figures/quick/claims.png \
+        --trained ladder,average_ladder,... claims_figure=figures/quick/claims.png claims_figure=figures/quick/claims_missed.png \
         table=results/quick/tables/ladder.csv figure=figures/quick/ladder.png caption=results/quick/captions/ladder.rst ...
 
 The first screen answers "did it reproduce?": under the title the ledger's summary sentence (each word of
@@ -37,6 +37,7 @@ from attnlab.claims.render import (HOW_JUDGED, LIST, LIST_ITEM, claim_name, coun
                                    is_judged_loosely, loose_warning, seeds_text, shortened_lists, summary_line,
                                    variant_lines, word_definitions)
 from attnlab.claims.rules import NO_POINT, NUMBER_WORDS, POINT_WORDS
+from attnlab.claims.plot import MISSED
 from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
 from attnlab.families.throughput import NOT_ON_A_GPU
@@ -360,13 +361,22 @@ def figure_html(png: Path, alt: str, folder: Path) -> str:
     return f'<a href="{esc(href)}" title="the figure as SVG">{image}</a>'
 
 
-def claims_plot(png: Path, folder: Path) -> str:
-    return ('<p class="meta">Left: one row per claim of one number, grouped by table: our mean divided by the chapter\'s '
-            "value, with its interval, in its number's word; the shaded band is the rule's tolerance. Right: each claim "
-            "whose number DIFFERS or whose point FAILS, in its own units: the spread of our seeds (thin), our mean's "
-            "interval (thick), the chapter's number (a diamond), both words and the seed count.</p>"
-            + figure_html(png, "every numeric claim: ours over the chapter's, and each claim whose number differs or "
-                               "whose point fails", folder))
+def claims_plot(pngs: list[Path], folder: Path) -> str:
+    """The claims plot's figures (attnlab.claims.plot), each under what it shows: the ratios, then the panels of
+    the claims that do not come back (its stem ends in plot.MISSED)."""
+    parts = []
+    for png in pngs:
+        if png.stem.endswith(MISSED):
+            parts.append('<p class="meta">Each claim whose number DIFFERS or whose point FAILS, in its own units: the '
+                         "spread of our seeds (thin), our mean's interval (thick), the chapter's number (a diamond), "
+                         "both words and the seed count.</p>"
+                         + figure_html(png, "each claim whose number differs or whose point fails, in its own units",
+                                       folder))
+        else:
+            parts.append('<p class="meta">One row per claim of one number, grouped by table: our mean divided by the '
+                         "chapter's value, with its interval, in its number's word; the shaded band is the rule's "
+                         "tolerance.</p>" + figure_html(png, "every numeric claim: ours over the chapter's", folder))
+    return "".join(parts)
 
 
 def kinds(ledger: pd.DataFrame, trained: set[str]) -> pd.Series:
@@ -524,7 +534,7 @@ def machines(frames: dict[str, pd.DataFrame]) -> list[str]:
 
 
 def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, captions: dict,
-          claims_figure: Path | None = None, folder: Path = Path("."), trained: set[str] = frozenset(),
+          claims_figure: list[Path] = (), folder: Path = Path("."), trained: set[str] = frozenset(),
           git: Git | None = None, order: list[str] = ()) -> str:
     """The page; `folder`: where it is written, which its links to SVGs are relative to; `trained`: the
     tables that read training runs (a claim's kind where the ledger does not say); `order`: the tables in the
@@ -609,16 +619,17 @@ def main(argv: list[str] | None = None) -> None:
                                                           "claim's kind where the ledger has no `kind` column)")
     parser.add_argument("--order", default="", help="the tables in the chapter's order, comma-separated")
     parser.add_argument("inputs", nargs="*", help="table=<csv> figure=<png> caption=<rst> (rendered: attnlab.captions), "
-                                                  "named by their stem; claims_figure=<png> (python -m attnlab.claims.plot)")
+                                                  "named by their stem; claims_figure=<png> (python -m attnlab.claims.plot: the ratios, then "
+                                                  "the panels, claims_missed.png)")
     args = parser.parse_intermixed_args(argv)
     named = parse_named(args.inputs)
     by_id = {kind: {Path(p).stem: Path(p) for p in named.get(kind, [])} for kind in ("table", "figure", "caption")}
     claims_figure = [Path(p) for p in named.get("claims_figure", [])]
-    if len(claims_figure) > 1:
-        parser.error("claims_figure= names one PNG")
+    if len(claims_figure) > 2:
+        parser.error("claims_figure= names at most two PNGs: the ratios and the panels")
     page = build(args.profile, pd.read_csv(args.ledger), by_id["table"], by_id["figure"],
                  {t: p.read_text(encoding="utf-8") for t, p in by_id["caption"].items()},
-                 claims_figure[0] if claims_figure else None, args.out.parent,
+                 claims_figure, args.out.parent,
                  set(filter(None, args.trained.split(","))), order=args.order.split(","))
     with atomic_path(args.out) as tmp:
         tmp.write_text(page, encoding="utf-8")

@@ -23,11 +23,13 @@ rule claims_plot:
     output:
         png=report(f"{FIGURES}/claims.png", caption=OUTPUT_CAPTION, category="Claims ledger"),
         svg=f"{FIGURES}/claims.svg",
+        missed=report(f"{FIGURES}/claims_missed.png", caption=OUTPUT_CAPTION, category="Claims ledger"),
+        missed_svg=f"{FIGURES}/claims_missed.svg",
     params: caption=caption_of
     resources: mem_mb=1000, runtime=5
     log: f"{RESULTS}/logs/claims_plot.log"
     conda: ENVIRONMENT
-    shell: logged("{PYTHON} -m attnlab.claims.plot --ledger {input.ledger} --out {output.png}")
+    shell: logged("{PYTHON} -m attnlab.claims.plot --ledger {input.ledger} --out {output.png}")  # and output.missed
 
 
 # a variant's figures (of its tables and of its ledger) are in its folder, where its logs are
@@ -45,6 +47,9 @@ if J.variant:
         output:
             png=report(f"{J.variant_dir}/figures/claims.png", caption=OUTPUT_CAPTION, category="Claims ledger"),
             svg=f"{J.variant_dir}/figures/claims.svg",
+            missed=report(f"{J.variant_dir}/figures/claims_missed.png", caption=OUTPUT_CAPTION,
+                          category="Claims ledger"),
+            missed_svg=f"{J.variant_dir}/figures/claims_missed.svg",
         log: f"{J.variant_dir}/logs/claims_plot.log"
 
 

@@ -1,9 +1,10 @@
-"""The claims plot: every numeric claim of the ledger as ours ÷ the chapter's, on one page.
+"""The claims plot: every numeric claim of the ledger as ours ÷ the chapter's, and each claim that does not
+come back in its own units: two figures, each a page's width (readable at an 800 px window: attnlab.readable).
 
     python -m attnlab.claims.plot --ledger results/full/claims.csv --out figures/full/claims.png
 
-writes claims.png and, beside it, claims.svg. At the top, one row per claim, grouped by table in the
-ledger's order: our mean over the chapter's value (1 is the chapter's number, drawn as a dashed line)
+writes claims.png and, beside it, claims.svg (the ratios) and claims_missed.png and .svg (the panels). In
+the first, one row per claim, grouped by table in the ledger's order: our mean over the chapter's value (1 is the chapter's number, drawn as a dashed line)
 with the mean's 95 % interval, in the colour and mark of its number's word (the ledger's `number` column;
 the report's look: attnlab.style). Where the rule is a tolerance about the chapter's number (within 10 %,
 within ±0.5) a grey band shows it, so a referee sees why a ratio far from 1 can still agree and a close
@@ -12,12 +13,13 @@ not measured are left out there, and the subtitle counts them. The axis turns lo
 where an interval reaches 0) once the ratios span more than a factor of ten. The title counts the words
 of both columns, numbers and points apart.
 
-On the right, one small panel per measured claim that does not come back (its number DIFFERS or its point
+In the second, one small panel per measured claim that does not come back (its number DIFFERS or its point
 FAILS: the report's first screen lists the same), lists and words included, in the claim's own units: the
 spread of our seeds (mean ± sd, thin), our mean's interval (thick), our mean in its number's mark, the
 chapter's number as a diamond (the numbers its words print: both ends of a range, a difference of two;
 words alone: the diamond in the corner, the words in the title), and both words and the seed count in the
-panel's title. The page is as tall as the ratios' rows (the full ledger: under 2,000 pixels).
+panel's title, two panels a row (a figure saying so where every claim comes back). Each page is under
+2,000 pixels tall for the full ledger.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ INTERVAL = re.compile(r"\[(-?[\d,]*\.?\d+(?:e[-+]?\d+)?), (-?[\d,]*\.?\d+(?:e[-+
 TOLERANCE = re.compile(r"within (±)?(\S+?)( %)?(?:;|$)")
 BAND = "the rule's tolerance about the chapter"
 ROW_INCHES = 0.125  # a claim's row: 7-point labels, one a row
+WIDTH = 7.0  # inches, each figure: 840 px at dpi 120, shown at 90 % at an 800 px window (6-point text: 9 px)
+MISSED = "_missed"  # the panels' figure: claims_missed.png beside claims.png
 NOT_MEASURED = "–"  # the ledger's `reproduced` where a table it reads was not made or the device cannot measure it
 # one value as the ledger writes it, with its spread where it has one: 60.23 ± 0.49, -0.4392 ± 0.3926, 1.19e-07
 VALUE = re.compile(r"(-?[\d,]*\.?\d+(?:e[-+]?\d+)?)(?: ± (-?[\d,]*\.?\d+(?:e[-+]?\d+)?))?")
@@ -159,8 +163,9 @@ def missed(ledger: pd.DataFrame) -> list[dict]:
     return out
 
 
-def missed_panel(ax, claim: dict, first: bool) -> None:
-    """One claim in its own units, a row per value: the seeds' spread, the mean's interval, the mean, the chapter's."""
+def missed_panel(ax, claim: dict, first: bool, first_interval: bool | None = None) -> None:
+    """One claim in its own units, a row per value: the seeds' spread, the mean's interval, the mean, the chapter's.
+    `first`, `first_interval`: the panel labels what it draws for the legend (the interval: by default with `first`)."""
     colour, mark = style.NUMBER_COLOURS[claim["number"]], style.NUMBER_MARKS[claim["number"]]
     y = np.arange(len(claim["values"]))
     means = np.array([v for v, _ in claim["values"]])
@@ -169,7 +174,7 @@ def missed_panel(ax, claim: dict, first: bool) -> None:
               label="our seeds: mean ± sd" if first else None)
     if claim["intervals"]:
         lows, highs = zip(*claim["intervals"])
-        ax.hlines(y, lows, highs, color=colour, lw=4, alpha=0.45, label="our mean's interval" if first else None)
+        ax.hlines(y, lows, highs, color=colour, lw=4, alpha=0.45, label="our mean's interval" if (first if first_interval is None else first_interval) else None)
     ax.plot(means, y, ls="none", marker=f"${mark}$", ms=7, color=colour, zorder=4)
     said = claim["chapter_text"] if claim["chapter"] is None else ""
     words = claim.get("chapter_words")
@@ -227,7 +232,7 @@ def scale(ax, df: pd.DataFrame) -> str:
 
 
 def claims_figure(ledger: pd.DataFrame):
-    """The figure: a row per drawn claim under a bold row naming its table."""
+    """The ratios: a row per drawn claim under a bold row naming its table."""
     df, left_out = ratios(ledger)
     labels, y, ys = [], 0, []
     for table, claims in df.groupby("table", sort=False):
@@ -238,18 +243,7 @@ def claims_figure(ledger: pd.DataFrame):
             ys.append(y)
             y += 1
     df["y"] = ys
-    panels = missed(ledger)
-    heights = [max(0.2 * len(p["values"]) + 0.55, 0.8) for p in panels]
-    pairs = [max(heights[i:i + 2]) for i in range(0, len(panels), 2)]
-    # the ratios on the left, the panels in two columns on the right: a page about as tall as the ratios
-    tall = max(ROW_INCHES * y + 0.6, sum(pairs))
-    fig = plt.figure(figsize=(13 if panels else 8.5, tall + 2.4))
-    grid = fig.add_gridspec(1, 2 if panels else 1, width_ratios=[1.2, 1] if panels else None)
-    ax = fig.add_subplot(grid[0, 0])
-    if panels:
-        right = grid[0, 1].subgridspec(len(pairs), 2, height_ratios=pairs, hspace=0.9)
-        for i, claim in enumerate(panels):
-            missed_panel(fig.add_subplot(right[i // 2, i % 2]), claim, first=i == 0)
+    fig, ax = plt.subplots(figsize=(WIDTH, ROW_INCHES * y + 3.0))
     how = scale(ax, df)
     ax.axvline(1, label="chapter's value (ratio 1)", zorder=1, **style.CHAPTER_LINE)
     for _, claim in df[df["band"].notna()].iterrows():
@@ -277,23 +271,52 @@ def claims_figure(ledger: pd.DataFrame):
     ax.set_xlabel(f"ours ÷ chapter (mean, its {stats.LEVEL_TEXT} interval){'' if how == 'linear' else f'; {how} scale'}")
     profile = ledger["profile"].iloc[0]
     left = ", ".join(f"{n} {why}" for why, n in left_out.items())
-    style.headline(fig, finding(ledger), profile, f"top: {len(df)} numeric claims drawn as ratios",
+    panels = len(missed(ledger))
+    style.headline(fig, finding(ledger), profile, f"{len(df)} numeric claims drawn as ratios",
                    f"left out: {left}" if left else "none left out",
-                   f"right: the {len(panels)} measured claims whose number DIFFERS or point FAILS, in their own units")
+                   f"the {panels} measured claims whose number DIFFERS or point FAILS: the next figure, in their own units")
     style.legend_below(fig)
     return fig
+
+
+def missed_figure(ledger: pd.DataFrame):
+    """A panel per measured claim that does not come back, two a row, in the ledger's order (missed)."""
+    panels = missed(ledger)
+    profile = ledger["profile"].iloc[0]
+    if not panels:
+        fig = plt.figure(figsize=(WIDTH, 0.9))
+        style.headline(fig, "No measured claim's number DIFFERS and no point FAILS", profile)
+        return fig
+    heights = [max(0.2 * len(p["values"]) + 0.55, 0.8) for p in panels]
+    pairs = [max(heights[i:i + 2]) for i in range(0, len(panels), 2)]
+    fig = plt.figure(figsize=(WIDTH, 0.75 * sum(pairs) + 0.55 * len(pairs) + 1.6))
+    grid = fig.add_gridspec(len(pairs), 2, height_ratios=pairs)  # tight_layout spaces the rows for their titles
+    interval = next((i for i, claim in enumerate(panels) if claim["intervals"]), None)
+    for i, claim in enumerate(panels):  # each entry of the legend labelled once: the first panel that draws it
+        missed_panel(fig.add_subplot(grid[i // 2, i % 2]), claim, first=i == 0, first_interval=i == interval)
+    style.headline(fig, f"The {len(panels)} measured claims whose number DIFFERS or point FAILS, in their own units",
+                   profile, "our seeds' spread (thin), our mean's interval (thick), the chapter's number (diamond)")
+    style.legend_below(fig)
+    return fig
+
+
+def missed_path(out: Path) -> Path:
+    """Where the panels' figure is written: claims_missed.png beside claims.png."""
+    return out.with_name(f"{out.stem}{MISSED}{out.suffix}")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ledger", required=True, type=Path, help="claims.csv (python -m attnlab.claims check)")
-    parser.add_argument("--out", required=True, type=Path, help="the PNG; the SVG is written beside it")
+    parser.add_argument("--out", required=True, type=Path,
+                        help="the ratios' PNG; its SVG, and the panels' PNG and SVG (claims_missed), are written beside it")
     args = parser.parse_args(argv)
     ledger = pd.read_csv(args.ledger, keep_default_na=False)
     with plt.rc_context(style.RC):
-        fig = claims_figure(ledger)
-        style.save(fig, args.out)
-        plt.close(fig)
+        for draw, out in ((claims_figure, args.out), (missed_figure, missed_path(args.out))):
+            fig = draw(ledger)
+            style.save(fig, out)
+            plt.close(fig)
 
 
 if __name__ == "__main__":
