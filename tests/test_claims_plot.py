@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PolyCollection
 
-from attnlab import style
+from attnlab import readable, style
 from attnlab.claims import plot
 from attnlab.claims.render import describe_check
 from attnlab.claims.rules import NUMBER_WORDS
@@ -173,6 +173,19 @@ def test_the_published_ledger_fits_one_screen_page_with_the_chapters_mark_on_eve
     assert all(any(line.get_marker() == "D" for line in ax.lines) for ax in panels.axes)
     plt.close(ratios)
     plt.close(panels)
+
+
+@pytest.mark.parametrize("profile", ["quick", "full"])
+def test_both_figures_of_a_published_ledger_are_readable_at_800_px(profile, tmp_path):
+    """Written as the pipeline writes them (style.save refuses a figure that is not), each figure's smallest text
+    as the report shows it at an 800 px window is at least 8 px (attnlab.readable)."""
+    ledger = REPO / "results" / profile / "claims.csv"
+    if not ledger.exists():
+        pytest.skip(f"{profile} results not published")
+    plot.main(["--ledger", str(ledger), "--out", str(tmp_path / "claims.png")])
+    for name in ("claims", "claims_missed"):
+        shown = readable.reading(tmp_path / f"{name}.svg")
+        assert shown.readable, f"{name}: {shown}"
 
 
 def test_a_ledger_whose_claims_all_come_back_still_writes_the_panels_figure(tmp_path):

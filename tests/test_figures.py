@@ -15,7 +15,7 @@ from matplotlib import font_manager
 from matplotlib.container import ErrorbarContainer
 from PIL import Image
 
-from attnlab import plots, style
+from attnlab import plots, readable, style
 from attnlab.claims import CLAIMS_FILE, load_claims
 from attnlab.claims.render import is_judged_loosely
 from attnlab.claims.rules import NO_POINT
@@ -123,6 +123,17 @@ def test_every_figure_states_its_point_and_shows_the_chapter(figure_id, tokens):
     bars = [c for ax in fig.axes for c in ax.containers
             if isinstance(c, ErrorbarContainer) and (c.has_yerr or c.has_xerr)]
     assert has_spread or not bars
+
+
+@pytest.mark.parametrize("profile", [pytest.param("full", marks=pytest.mark.slow), "quick"])
+@pytest.mark.parametrize("figure_id", sorted(plots.BUILDERS))
+def test_every_figure_is_readable_in_the_report_at_800_px(figure_id, profile, tokens, tmp_path):
+    """Saved as the pipeline saves it (style.save refuses a figure that is not), its smallest text as the report
+    shows its PNG at an 800 px window is at least 8 px (attnlab.readable: the SVG's glyphs, the PNG's width)."""
+    fig, _ = build(figure_id, tokens if profile == "quick" else REPO / "results" / profile / "tokens.json", profile)
+    style.save(fig, tmp_path / f"{figure_id}.png")
+    shown = readable.reading(tmp_path / f"{figure_id}.svg")
+    assert shown.readable, f"{figure_id}: {shown}"
 
 
 def test_the_figures_take_the_chapter_from_the_ledger(tokens):

@@ -27,7 +27,7 @@ the PNG to fit its page. In numbers:
 
 A picture of a figure drawn into another (attnlab.style.beside_published: the published figure above a
 variant's) holds its text as pixels: the picture's ``<image>`` carries the size of its smallest text in
-its own pixels in its id (``RASTER_TEXT`` + "8.33px", set by attnlab.style), and the pixels' size in the
+its own pixels in its id (``RASTER_TEXT`` + "8.33px-0", set by attnlab.style.beside_published), and the pixels' size in the
 SVG (the image's width against its pixel width) turns that into points like any other text.
 """
 
@@ -52,7 +52,7 @@ XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 SCALE = re.compile(r"scale\(\s*([-\d.e]+)(?:[\s,]+([-\d.e]+))?\s*\)")
 MATRIX = re.compile(r"matrix\(\s*([-\d.e]+)[\s,]+([-\d.e]+)[\s,]+([-\d.e]+)[\s,]+([-\d.e]+)")
 FONT_SIZE = re.compile(r"font-size:\s*([\d.]+)(px|pt)?|font:\s*(?:[^;]*?\s)?([\d.]+)(px|pt)")
-RASTER_ID = re.compile(re.escape(RASTER_TEXT) + r"([\d.]+)px")
+RASTER_ID = re.compile(re.escape(RASTER_TEXT) + r"([\d.]+)px")  # then "-<n>": ids are unique
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def texts(svg: str | bytes | Path) -> tuple[float, list[Text]]:
         if sizes:
             found.append(Text(min(sizes), "".join(text.itertext()).strip()))
     for image in root.iter(SVG + "image"):
-        raster = RASTER_ID.fullmatch(image.get("id") or "")
+        raster = RASTER_ID.match(image.get("id") or "")
         if not raster:
             continue
         matrix = MATRIX.search(image.get("transform") or "")

@@ -10,6 +10,7 @@ heat map, the cell's second line), labelled "chapter".
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 
 import matplotlib
@@ -20,6 +21,7 @@ from matplotlib.text import Annotation
 from matplotlib.transforms import ScaledTranslation
 from PIL import Image
 
+from attnlab import readable
 from attnlab.data import atomic_path
 
 RC = {"figure.dpi": 120, "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
@@ -230,35 +232,61 @@ def layout(fig) -> None:
 def beside_published(published_png: str | Path, fig, label: str):
     """A variant's figure: the published figure above the variant's, each titled, drawn at their own
     resolution as pictures (the builders lay out one figure each); stacked, so the pair reads at the
-    width of one figure."""
+    width of one figure. Each picture's id names its smallest text in its own pixels (readable.RASTER_TEXT:
+    the published one's from the SVG beside it, where there is one), so save reads it with the rest."""
     import matplotlib.pyplot as plt  # the caller chose the backend
     layout(fig)
-    buffer = io.BytesIO()
+    buffer, svg = io.BytesIO(), io.BytesIO()
     fig.savefig(buffer, format="png", metadata={"Software": None})
+    fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
     plt.close(fig)
     images = [np.asarray(Image.open(published_png).convert("RGB")), np.asarray(Image.open(buffer).convert("RGB"))]
+    published_svg = Path(published_png).with_suffix(".svg")
+    text_px = [picture_text_px(published_svg, images[0].shape[1]) if published_svg.exists() else None,
+               picture_text_px(svg.getvalue(), images[1].shape[1])]
     dpi = fig.dpi
     width = max(im.shape[1] for im in images) / dpi
     both, axes = plt.subplots(2, 1, figsize=(width, sum(im.shape[0] for im in images) / dpi + 0.8),
                               height_ratios=[im.shape[0] for im in images], dpi=dpi)
-    for ax, image, title in zip(axes, images, ("published", f"variant: {label}")):
-        ax.imshow(image, interpolation="none")
+    for i, (ax, image, title, px) in enumerate(zip(axes, images, ("published", f"variant: {label}"), text_px)):
+        named = px is not None and math.isfinite(px)  # a picture without text (or without its SVG) names none
+        ax.imshow(image, interpolation="none", gid=f"{readable.RASTER_TEXT}{px:.2f}px-{i}" if named else None)
         ax.set_title(title, loc="left", fontsize=12, fontweight="bold")
         ax.set_axis_off()
     return both
+
+
+def picture_text_px(svg, png_px: int) -> float:
+    """The smallest text of a figure in its PNG's pixels (`png_px` wide), from its SVG; rounded down."""
+    width, texts = readable.texts(svg)
+    return math.floor(100 * min(t.pt for t in texts) * png_px / width) / 100 if texts else math.inf
+
+
+class Unreadable(ValueError):
+    """A figure whose smallest text the report would show under readable.READABLE_PX at readable.WINDOW_PX."""
 
 
 def save(fig, path: str | Path) -> None:
     """Lay out and write the figure at `path` as a small PNG and beside it, same stem, as an SVG (to
     print or zoom), each the same bytes for the same figure: the PNG in 256 colours (plots have few),
     neither with metadata (matplotlib writes its version and the SVG a date), the SVG's ids salted
-    with SVG_SALT."""
+    with SVG_SALT. Refused (Unreadable, nothing written) where the report, read at an 800 px window,
+    would show its smallest text under 8 px (attnlab.readable: the SVG's smallest glyph, the PNG's
+    width): larger text, fewer panels a row or a narrower figure (one no wider than the page's
+    755 px, 6.29 in at dpi 120, is shown at its own size) make it readable."""
     layout(fig)
     path = Path(path)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", metadata={"Software": None})
     image = Image.open(buffer).convert("RGB").quantize(colors=256, dither=Image.Dither.NONE)
+    svg = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": SVG_SALT}):
+        fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
+    shown = readable.reading(svg.getvalue(), image.width)
+    if not shown.readable:
+        raise Unreadable(f"{path.name}: {shown}, under {readable.READABLE_PX} px: make its text larger, its panels "
+                         f"fewer a row or the figure narrower (attnlab.readable)")
     with atomic_path(path) as tmp:
         image.save(tmp, format="png", optimize=True)
-    with matplotlib.rc_context({"svg.hashsalt": SVG_SALT}), atomic_path(path.with_suffix(".svg")) as tmp:
-        fig.savefig(tmp, format="svg", metadata={"Date": None, "Creator": None})
+    with atomic_path(path.with_suffix(".svg")) as tmp:
+        Path(tmp).write_bytes(svg.getvalue())
