@@ -84,7 +84,7 @@ def guide(ax, tokens, anchor_n, anchor_value, power: float, label: str, **line) 
 def attention_scaling_figure(inputs, context):
     df = pd.read_csv(inputs["table"][0])
     settings = json.loads(open(inputs[df["path"].iloc[0]][0]).read())["settings"]
-    fig, (time_ax, mem_ax) = plt.subplots(1, 2, figsize=(7, 5.6))
+    fig, (time_ax, mem_ax) = plt.subplots(1, 2, figsize=(6.5, 5.6))
     for path, rows in df.groupby("path", sort=False):
         ok = rows[rows["status"] == "ok"]
         oom = rows[rows["status"].str.startswith("out of memory")]

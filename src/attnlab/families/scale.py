@@ -125,7 +125,7 @@ def softmax_saturation_figure(inputs, context):
     df = pd.read_csv(inputs["table"][0])
     rows = _measured(inputs, "rows")
     x = np.arange(len(df))
-    fig, (spread_ax, frozen_ax) = plt.subplots(1, 2, figsize=(8, 4.6), width_ratios=(1.4, 1))
+    fig, (spread_ax, frozen_ax) = plt.subplots(1, 2, figsize=(7.5, 4.6), width_ratios=(1.4, 1))
     for offset, variant in ((-0.2, "divided"), (0.2, "undivided")):
         values = [rows[(rows["d_k"] == d) & (rows["variant"] == variant)]["jacobian_sum"].to_numpy() for d in df["d_k"]]
         parts = spread_ax.violinplot(values, positions=x + offset, widths=0.35, showextrema=False)
@@ -293,7 +293,7 @@ def score_runaway_figure(inputs, context):
     (mean over seeds, a band of ± std with several); the chapter's values at the first (`_init`)
     and last (`_final`) evaluation."""
     df = pd.read_csv(inputs["table"][0])
-    fig, axes = plt.subplots(1, len(RUNAWAY_PANELS), figsize=(8, 4.6))
+    fig, axes = plt.subplots(1, len(RUNAWAY_PANELS), figsize=(7.5, 4.6))
     for variant in VARIANTS:
         evals = pd.concat([evals_of(p) for p in inputs[variant]])
         for ax, (name, _) in zip(axes, RUNAWAY_PANELS):
