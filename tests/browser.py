@@ -66,13 +66,16 @@ function hidden(d) {
   d.querySelectorAll('#ledger table.ledger > tbody > tr:not(.head)').forEach(function (tr) {
     rows++;
     ['number', 'point'].forEach(function (label) {
-      var td = tr.querySelector('td[data-label="' + label + '"]');
+      // the word itself (its cell also folds why it reads it)
+      var td = tr.querySelector('td[data-label="' + label + '"] .verdict');
       if (!td || !visible(td, width)) out.push('ledger ' + tr.textContent.slice(0, 40) + ': ' + label);
     });
   });
+  // a claim's own line names no finding: its hypotheses' lines below it do
   d.querySelectorAll('#contradictions > div.scroll > table > tbody > tr:not(.head)').forEach(function (tr) {
-    rows++;
     var td = tr.querySelector('td:last-child');
+    if (td && !td.textContent.trim()) return;
+    rows++;
     if (!td || !visible(td, width)) out.push('contradictions ' + tr.textContent.slice(0, 40) + ': finding');
   });
   return {rows: rows, hidden: out};

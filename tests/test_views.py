@@ -17,9 +17,9 @@ CLAIMS = load_claims()
 
 
 def header(md: Path) -> list[str]:
-    """The column names of the first Markdown table in a file."""
-    line = next(line for line in md.read_text(encoding="utf-8").splitlines() if line.startswith("|"))
-    return [cell.strip() for cell in line.strip("|").split("|")]
+    """The column names of the first Markdown table in a file (none where the profile's table has no rows)."""
+    line = next((line for line in md.read_text(encoding="utf-8").splitlines() if line.startswith("|")), "")
+    return [cell.strip() for cell in line.strip("|").split("|")] if line else []
 
 
 def plainly_read(table_id: str) -> list[dict]:

@@ -42,8 +42,8 @@ from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
 from attnlab.families.throughput import NOT_ON_A_GPU
 from attnlab.style import NUMBER_COLOURS, NUMBER_MARKS, POINT_COLOURS, POINT_MARKS
-from attnlab.tables import parse_named, tally
-from attnlab.views import provenance_view, reader_view
+from attnlab.tables import PIPELINE_OWN, parse_named, tally
+from attnlab.views import declared, provenance_view, reader_view
 
 # each verdict column's words: their colours and marks, their meanings (in the columns' order)
 LOOKS = {"number": (NUMBER_COLOURS, NUMBER_MARKS), "point": (POINT_COLOURS, POINT_MARKS)}
@@ -191,7 +191,7 @@ LEDGER_COLUMNS = {"id": "claim", "chapter": "chapter", "reproduced": "ours", "nu
 WIDTHS = {"id": "31%", "chapter": "13%", "reproduced": "24%", "number": "17%", "point": "15%"}
 # what a ledger row keeps folded under its claim: why the number reads its word, the claim in the chapter's words,
 # how it was judged, the bookkeeping
-FOLDED = {"why": "why", "statement": "the chapter says", "rule": "rule",
+FOLDED = {"why": "why", "reason": "why it does not come back", "statement": "the chapter says", "rule": "rule",
           "interval": f"our mean's {LEVEL * 100:g} % interval", "seeds": "seeds", "seed_sets": "seed sets",
           "margin": "margin", "band": "band", "would_decide": "would decide", "plan": "plan", "seed_share": "seed share",
           "note": "note"}
@@ -202,9 +202,10 @@ def claim_anchor(claim_id: str) -> str:
 
 
 def ledger_table(ledger: pd.DataFrame) -> str:
-    """Claims, one a row, five columns that fit an 800 px window: the claim (linked to its table's section; its
-    reason under it where the ledger gives one), the chapter's number, ours, and the two words (under the number's,
-    folded: why it reads it, what the chapter says, the rule and the bookkeeping: FOLDED)."""
+    """Claims, one a row, five columns that fit an 800 px window: the claim (linked to its table's section), the
+    chapter's number, ours, and the two words (under the number's, folded: why it reads it, the reason it does not
+    come back where the ledger gives one — shown open in what does not come back —, what the chapter says, the rule
+    and the bookkeeping: FOLDED)."""
     head = "".join(f'<th style="width:{WIDTHS[c]}">{name}</th>' for c, name in LEDGER_COLUMNS.items())
     rows = []
     for _, claim in ledger.iterrows():
@@ -218,9 +219,7 @@ def ledger_table(ledger: pd.DataFrame) -> str:
             elif c in LOOKS:
                 cells.append(f'<td class="verdict"{label}>{verdict_mark(c, claim[c])}</td>')
             elif c == "id":
-                reason = text(claim.get("reason"))
-                reason = f'<span class="reason small">{esc(reason)}</span>' if reason else ""
-                cells.append(f'<td{label}><a href="#{esc(claim["table"])}">{breakable(claim[c])}</a>{reason}</td>')
+                cells.append(f'<td{label}><a href="#{esc(claim["table"])}">{breakable(claim[c])}</a></td>')
             else:  # a list wraps between its values, as a sentence does
                 cells.append(cell_html(shortened_lists(text(claim.get(c))), nested=False, label=label))
         rows.append(f'<tr id="{esc(claim_anchor(claim["id"]))}">{"".join(cells)}</tr>')
@@ -367,11 +366,11 @@ def claims_plot(pngs: list[Path], folder: Path) -> str:
     parts = []
     for png in pngs:
         if png.stem.endswith(MISSED):
-            parts.append('<p class="meta">Each claim whose number DIFFERS or whose point FAILS, in its own units: the '
-                         "spread of our seeds (thin), our mean's interval (thick), the chapter's number (a diamond), "
-                         "both words and the seed count.</p>"
+            parts.append('<details class="figure"><summary>Each claim whose number DIFFERS or whose point FAILS, in '
+                         "its own units</summary><p class=\"meta\">The spread of our seeds (thin), our mean's interval "
+                         "(thick), the chapter's number (a diamond), both words and the seed count.</p>"
                          + figure_html(png, "each claim whose number differs or whose point fails, in its own units",
-                                       folder))
+                                       folder) + "</details>")
         else:
             parts.append('<p class="meta">One row per claim of one number, grouped by table: our mean divided by the '
                          "chapter's value, with its interval, in its number's word; the shaded band is the rule's "
@@ -559,9 +558,9 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         "claims-plot": claims_plot(claims_figure, folder) if claims_figure else "",
         "ledger": '<p class="meta">ours: our mean ± the sd of one run over seeds; number and point: the two verdicts, the '
                   "chapter's number and its point without the number judged apart (<a href=\"#words\">what each word "
-                  "means</a>); under a claim, why it does not come back where it does not. Folded under the number's "
-                  "word: why it reads it, what the chapter says, the rule, our mean's interval, the seeds and the "
-                  "ledger's bookkeeping.</p>"
+                  "means</a>). Folded under the number's word: why it reads it, why the claim does not come back where "
+                  "it does not, what the chapter says, the rule, our mean's interval, the seeds and the ledger's "
+                  "bookkeeping.</p>"
                   + ledger_table(ledger),
     }
     contents = "".join(f'<li><a href="#{i}">{name}</a></li>' for i, name in FRONT if front[i]) + (
@@ -595,7 +594,9 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         if len(claims):
             parts.append(section_claims(claims))
         table = frames[t]
-        parts.append(data_table(t, table, contradiction_anchors(table) if t == "contradictions" else None))
+        rows = data_table(t, table, contradiction_anchors(table) if t == "contradictions" else None)
+        parts.append(f"<details><summary>the table ({len(table)} rows)</summary>{rows}</details>"
+                     if declared(t).place >= PIPELINE_OWN else rows)
         parts.append(provenance_block(t, table, tables[t], git))
         csv = Path(os.path.relpath(tables[t], folder)).as_posix()
         parts.append(f'<p class="meta">Data: <a href="{esc(csv)}">{t}.csv</a> · <a href="{esc(csv[:-4])}.md">{t}.md</a>'

@@ -62,6 +62,11 @@ def table(table_id: str, **declared):
     return register
 
 
+# the places from here on hold the pipeline's own tables (its time, speed and devices), not the chapter's: the
+# report folds their rows under their captions
+PIPELINE_OWN = 290
+
+
 def chapter_order() -> list[str]:
     """The tables in the chapter's order (their declared places), the chapter's argument from the data to the
     probe, then the experiments behind what did not reproduce, then the pipeline's own: the report's sections."""
@@ -216,14 +221,16 @@ SHARED = ("steps", "seeds", "seed_ids", "commit", "device", "run_dates", "dates_
 CSV_ONLY = ("config_hash", "need_gb", "budget_gb", "budget_rule")
 
 
-def for_people(df: pd.DataFrame, shared_columns: tuple = None) -> tuple[pd.DataFrame, list[str]]:
+def for_people(df: pd.DataFrame, shared_columns: tuple | None = None, csv_only: tuple | None = None
+               ) -> tuple[pd.DataFrame, list[str]]:
     """The table as people read it (Markdown, the HTML report): formatted cells, mean ± std where a
-    `<col>_std` column exists, no empty columns; and the `name: value` settings every row shares (of
-    `shared_columns`, by default SHARED), said once instead of a column."""
+    `<col>_std` column exists, no empty columns, none of `csv_only` (by default CSV_ONLY); and the `name: value`
+    settings every row shares (of `shared_columns`, by default SHARED), said once instead of a column."""
     shared_columns = SHARED if shared_columns is None else shared_columns
+    csv_only = CSV_ONLY if csv_only is None else csv_only
     shown, shared = pd.DataFrame(index=df.index), []
     for col in df.columns:
-        if col in CSV_ONLY or is_seed_detail(col):
+        if col in csv_only or is_seed_detail(col):
             continue
         # rows without a spread (one seed, a fixed row) show the value alone
         std = df[f"{col}_std"] if f"{col}_std" in df.columns else pd.Series(math.nan, index=df.index)

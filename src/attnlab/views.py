@@ -105,21 +105,28 @@ def provenance_view(table_id: str, df: pd.DataFrame) -> pd.DataFrame:
     columns = list(df.columns[:1]) if reshaped else shown_columns(table_id, df)
     key = columns[:2] if columns and columns[0] == ABLATION_COLUMN else columns[:1]
     rest = [c for c in df.columns if c not in columns or c in key]
-    shown, _ = for_people(df[list(dict.fromkeys(key + rest))], shared_columns=())
+    shown, _ = for_people(df[list(dict.fromkeys(key + rest))], shared_columns=(), csv_only=())
     return shown
+
+
+NO_ROWS = "(no rows in this profile)"
+
+
+def markdown_table(shown: pd.DataFrame) -> str:
+    return shown.to_markdown(index=False, disable_numparse=True) if len(shown.columns) and len(shown) else NO_ROWS
 
 
 def to_markdown(table_id: str, df: pd.DataFrame, title: str) -> str:
     shown, shared = reader_view(table_id, df)
     footer = f"\n\n{' · '.join(shared)}" if shared else ""
-    return (f"## {title}\n\n{shown.to_markdown(index=False, disable_numparse=True)}{footer}\n\n"
+    return (f"## {title}\n\n{markdown_table(shown)}{footer}\n\n"
             f"How each row was made, and the columns not shown: [{table_id}.provenance.md]({table_id}.provenance.md); "
             f"every column: [{table_id}.csv]({table_id}.csv).\n")
 
 
 def provenance_markdown(table_id: str, df: pd.DataFrame, title: str) -> str:
     shown = provenance_view(table_id, df)
-    return (f"## {title}: how each row was made\n\n{shown.to_markdown(index=False, disable_numparse=True)}\n\n"
+    return (f"## {title}: how each row was made\n\n{markdown_table(shown)}\n\n"
             f"The table as a reader compares it with the chapter: [{table_id}.md]({table_id}.md).\n")
 
 

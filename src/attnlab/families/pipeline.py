@@ -4,11 +4,11 @@ train_s, device), per family."""
 import pandas as pd
 
 from attnlab.runs import load_runs
-from attnlab.tables import table
+from attnlab.tables import PIPELINE_OWN, table
 
 
 # what the profile's training cost, from every run's own clock: every table's runs, the contradictions' too
-@table("pipeline_time", place=290, reads=lambda jobs, variant: jobs.runs_by_family(variant), reads_tables=2)
+@table("pipeline_time", place=PIPELINE_OWN, reads=lambda jobs, variant: jobs.runs_by_family(variant), reads_tables=2)
 def pipeline_time(inputs) -> pd.DataFrame:
     """Inputs: every run's metrics.json, named by family (Winograd runs as `winograd`)."""
     rows = []

@@ -281,17 +281,18 @@ def measured(records: list[dict]) -> dict:
 
 
 EVERY_SEED = "every seed"
-# the rows a reader compares (the provenance view has every rank): the model as trained, each block's costliest
-# head zeroed, each block zeroed
+# the model as trained, a block's costliest head zeroed, the whole block zeroed
 READ_ZEROED = ("nothing (the model as trained)", "the head ranked 1 by cost", "every head of the block")
 
 
 def costliest_heads(df: pd.DataFrame, chapter: dict) -> pd.DataFrame:
-    """The reader's view of winograd_heads: per circuit class, the model as trained, its costliest head and its
-    whole block zeroed, with what that head reads (its attention on the adjective, the first and second noun)."""
-    rows = df[df["zeroed"].isin(READ_ZEROED)].reset_index(drop=True)
+    """The reader's view of winograd_heads: per circuit class and block, the costliest head — the accuracy without
+    it and what it reads (its attention on the adjective and the second noun); every rank, the whole block zeroed
+    and the model as trained are in the provenance view and the caption."""
+    rows = df[df["zeroed"] == READ_ZEROED[1]].reset_index(drop=True)
     shown, _ = for_people(rows, shared_columns=())
-    return shown[[c for c in ("circuit", "seeds", "block", "zeroed", "held_out_accuracy", "weight_crosser_adjective",
+    shown = shown.rename(columns={"held_out_accuracy": "held_out_accuracy_without_it"})
+    return shown[[c for c in ("circuit", "seeds", "block", "held_out_accuracy_without_it", "weight_crosser_adjective",
                               "weight_crossed_adjective", "weight_crossed_second_noun") if c in shown]]
 
 
