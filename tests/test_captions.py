@@ -37,8 +37,8 @@ def test_every_caption_renders_from_its_profiles_data_and_printed_no_number_it_d
     every number a field printed is a literal number of the rendered text."""
     printed = []
 
-    def recording(value):
-        printed.append(C.shown(value))
+    def recording(value):  # what the pipeline's field prints, an empty or '–' field refused as there
+        printed.append(C.field(value))
         return printed[-1]
 
     text = template.read_text(encoding="utf-8")
@@ -66,6 +66,41 @@ def test_a_field_replaced_by_the_number_it_printed_fails():
     assert C.literal_numbers(text.replace(field, "{{ '39.2' | upper }}", 1)) == ["{{ 39.2 }}"]
     assert C.literal_numbers(text.replace("({{ two.seeds | seeds }})", "(four seeds)", 1)) == ["four seeds"]
     assert C.literal_numbers(text + "{% set x = 4 %}") == ["{% set … = (a constant) %}"]
+
+
+@pytest.mark.parametrize("value", ["–", "", " ", float("nan"), None, C.Cell(float("nan")), C.Cell(""), C.Blank()],
+                         ids=["dash", "empty-cell-text", "blank", "nan", "none", "nan-cell", "empty-cell", "empty-ledger-cell"])
+def test_a_field_that_prints_nothing_fails_the_build(value, tmp_path):
+    """A field whose data has no value there ("– on this pipeline's machine") stops the caption, naming its line;
+    the captions command exits with an error and writes nothing."""
+    template = "The rate is {{ x }} on this pipeline's machine."
+    if value == "":  # a text cell that is empty, not the template's own ''
+        value = C.Cell("")
+    with pytest.raises(C.CaptionError, match=r"a field prints .*line 1: The rate is \{\{ x \}\}"):
+        C.render(template, C.Sources("x", {}), "t", names={"x": value})
+    caption = tmp_path / "t.rst"
+    caption.write_text("{{ claim('ladder.block').reason }} on this pipeline's machine.\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="a field prints ''"):
+        C.main(["--profile", "full", "--ledger", str(REPO / "results/full/claims.csv"), "--out", str(tmp_path / "out"),
+                f"caption={caption}"])
+    assert not (tmp_path / "out" / "t.rst").exists()
+
+
+def test_a_field_left_out_on_purpose_is_not_empty():
+    """`{{ a if b }}` and a separator's `else ''` print nothing by the template's own choice."""
+    names = {"xs": [1, 2]}
+    text = "{% for x in xs %}{{ x }}{{ ', ' if not loop.last }}{{ '' if loop.last else '' }}{% endfor %}."
+    assert C.render(text, C.Sources("x", {}), None, names=names) == "1, 2."
+
+
+@pytest.mark.parametrize("template, word", [("The ratio is {{ x }} four.", "is is"),
+                                            ("{{ y }} the table shows.", "the the")])
+def test_a_word_written_twice_fails_the_build(template, word):
+    """A field that prints the word its template already wrote ("is is") stops the caption; code and formulas are
+    not read for it."""
+    with pytest.raises(C.CaptionError, match=f"a word written twice in a row: '{word}'"):
+        C.render(template, C.Sources("x", {}), "t", names={"x": "is near", "y": "In the"})
+    assert C.render("``a a`` and :math:`b b` {{ x }}", C.Sources("x", {}), "t", names={"x": "c"}) == "``a a`` and :math:`b b` c"
 
 
 def test_words_with_digits_and_formulas_are_not_numbers():

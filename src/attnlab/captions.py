@@ -198,6 +198,10 @@ def as_key(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+class Blank(str):
+    """An empty ledger cell: prints as nothing, and a field that prints it fails (attnlab.captions.field)."""
+
+
 class Claim:
     """A ledger row, its cells as the ledger prints them."""
 
@@ -210,7 +214,7 @@ class Claim:
         if column not in self._row.index:
             raise CaptionError(f"the ledger has no column {column!r}")
         value = self._row[column]
-        return "" if pd.isna(value) else plain(value) if column == "seeds" else str(value)
+        return Blank() if pd.isna(value) else plain(value) if column == "seeds" else str(value)
 
     @property
     def words(self) -> str:
@@ -363,9 +367,50 @@ def seeds(n) -> str:
     return f"{n:,} seed{'' if n == 1 else 's'}"
 
 
+# what a field must never print: nothing, the tables' mark for an empty cell, a missing number
+EMPTY_FIELD = ("", "–", "-", "nan", "NaN", "None", "none", "inf", "-inf")
+# a word written twice in a row ("is is"): a field that printed the word its template already wrote
+DOUBLED_WORD = re.compile(r"(?<![\w-])([^\W\d_]+)\s+\1(?![\w-])", re.I)
+CODE = re.compile(r"``.+?``|:math:`[^`]*`", re.S)
+
+
+def field(value) -> str:
+    """What a field prints (shown), refusing one that prints nothing, '–' or NaN: the data it reads has no value
+    there, and the sentence around it would say nothing ("– on this pipeline's machine"). `{{ a if b }}` with b false
+    prints nothing on purpose (jinja gives it a plain Undefined), and so does a template's own '' (a separator's
+    else): those stay allowed; an empty cell (a Cell) or ledger cell (Blank) does not."""
+    if isinstance(value, jinja2.Undefined) and not isinstance(value, jinja2.StrictUndefined):
+        return ""
+    if type(value) is str and value == "":  # the template's own choice ({{ ', ' if not loop.last else '' }})
+        return ""
+    text = shown(value)
+    if text.strip() in EMPTY_FIELD:
+        raise CaptionError(f"a field prints {text!r}: the data it reads has no value there (say so in words, or "
+                           "leave the sentence out where the value is missing)")
+    return text
+
+
+def template_line(template: str, error: BaseException) -> str:
+    """' (line n: <its text>)': where in the template an error was raised (jinja puts the template's lines in the
+    traceback), empty where it does not say."""
+    lines, tb = [], error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            lines.append(tb.tb_lineno)
+        tb = tb.tb_next
+    if not lines or not 0 < lines[-1] <= len(template.splitlines()):
+        return ""
+    return f" (line {lines[-1]}: {template.splitlines()[lines[-1] - 1].strip()[:120]})"
+
+
+def doubled_words(text: str) -> list[str]:
+    """Each word a rendered caption writes twice in a row ("is is"), outside ``code`` and :math:`…`."""
+    return [m[0] for m in DOUBLED_WORD.finditer(CODE.sub(" ", text))]
+
+
 def environment() -> jinja2.Environment:
     # a {% set %} or {% if %} on a line of its own leaves no line behind
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, finalize=shown, autoescape=False,
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, finalize=field, autoescape=False,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(dp=decimals, sig=significant, pct=percent, e=powers, int=whole, seeds=seeds,
                        num=lambda text: leading_number(str(text), "a cell read as a number"))
@@ -386,9 +431,12 @@ def render(template: str, sources: Sources, table_id: str | None = None, env: ji
     if table_id in sources.tables:
         names["t"] = sources.table(table_id)
     try:
-        return (env or environment()).from_string(template).render(**names)
+        text = (env or environment()).from_string(template).render(**names)
     except (CaptionError, jinja2.TemplateError, TypeError, ValueError, ZeroDivisionError) as e:
-        raise CaptionError(f"caption {table_id or '?'}: {e}") from None
+        raise CaptionError(f"caption {table_id or '?'}: {e}{template_line(template, e)}") from None
+    if doubled := doubled_words(text):
+        raise CaptionError(f"caption {table_id or '?'}: a word written twice in a row: {', '.join(map(repr, doubled))}")
+    return text
 
 
 # ---------------------------------------------------------------- the rule captions are held to
