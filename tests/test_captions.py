@@ -11,6 +11,7 @@ import pytest
 from docutils.core import publish_parts
 
 from attnlab import captions as C
+from attnlab.tables import fmt
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATES = sorted((REPO / "workflow/report").glob("*.rst"))
@@ -189,17 +190,64 @@ def test_which_gradients_are_flat_with_depth_is_read_from_the_ratios(tmp_path):
     assert "``all`` is not flatter with depth" in flipped and "MLP" not in flipped
 
 
-def test_a_cell_over_its_seeds_is_the_ledgers_mean_and_sd():
-    """attention_scaling's time ratio: the table's cell is a ratio of medians, the ledger reads the repeats' mean;
-    the caption prints the ledger's, so one quantity has one value in the report."""
-    values = (7.4, 4.9, 6.7, 7.9, 5.5)
-    cell = C.Cell(7.15, None, values).over_seeds
-    assert cell.mean == pytest.approx(sum(values) / 5) and cell.n == 5
-    assert cell.sd == pytest.approx((sum((v - cell.mean) ** 2 for v in values) / 4) ** 0.5)
-    assert C.Cell(3.0).over_seeds == C.Cell(3.0)
-    text = caption("attention_scaling", sources("full"))
-    exponent = sources("full").claim("attention_scaling.time_exponent").reproduced
-    assert f"a = {exponent} (mean ± sd" in text
+@pytest.mark.parametrize("profile", ["quick", "full"])
+def test_every_number_a_caption_prints_for_a_column_is_that_columns_cell(profile):
+    """One quantity, one value: a caption prints a column's value only through its cell (captions.Row), and a cell
+    prints as the table prints it (tables.fmt of the CSV's value and its spread): never another summary of the same
+    column (a mean over a timing's repeats beside the table's fit on the medians) under the column's name."""
+    src = sources(profile)
+    printed = []
+
+    def recording(value):
+        printed.append((value, C.field(value)))
+        return printed[-1][1]
+
+    env = C.environment()
+    env.finalize = recording
+    for template in TEMPLATES:
+        if template.stem not in SNAKEMAKE_ONLY:
+            C.render(template.read_text(encoding="utf-8"), src, template.stem, env)
+    cells = [(value, text) for value, text in printed if isinstance(value, C.Cell)]
+    assert len(cells) > 100
+    frames = {}
+    for cell, text in cells:
+        assert cell.origin, f"a cell printed ({text}) that was not read from a table's column"
+        table, column, row = cell.origin
+        if table not in frames:  # a table, or a run's evaluations over training (evals())
+            frames[table] = (C.table_of(src.tables[table])._df if table in src.tables
+                             else pd.read_csv(src.results / "runs" / f"{table}.csv"))
+        df = frames[table]
+        raw = df.loc[row, column]
+        sd = df.loc[row, f"{column}_std"] if f"{column}_std" in df else None
+        expected = fmt(raw, sd) if sd is not None and not pd.isna(sd) else fmt(raw)
+        assert text == expected, f"{table}.{column} row {row}: the caption prints {text}, the table {expected}"
+
+
+def test_a_whole_mean_keeps_its_spread_as_in_its_table():
+    """A mean that is a whole number (55 % of held-out sentences) prints with its spread, as its table does."""
+    table = C.Table("t", pd.DataFrame({"k": [1], "acc": [55.0], "acc_std": [15.0]}))
+    assert str(table.row(k=1).acc) == fmt(55.0, 15.0) == "55 ± 15"
+
+
+def test_the_time_exponent_has_one_value_under_each_name():
+    """attention_scaling: the table's time_exponent is fitted to the median times (the figure's line); the ledger
+    judges the mean of each repeat's own fit, and its value says so and names the table's cell beside it. The
+    caption prints the cell under the column's name and the ledger's value as the ledger's."""
+    from attnlab.claims.evaluate import table_cell_note
+    from attnlab.claims.read import load_tables
+    from attnlab.claims.rules import load_claims
+
+    src = sources("full")
+    claims = {c["id"]: c for c in load_claims(REPO / "configs/claims.yaml")}
+    tables = load_tables(sorted(src.tables.values()))
+    last = src.table("attention_scaling").row(path="explicit", tokens=8192)
+    note = table_cell_note(claims["attention_scaling.time_exponent"], tables)
+    assert note == f" (over the repeats; the table's time_exponent, from their medians: {last.time_exponent})"
+    # a trained claim reads cells that are the mean of their seeds: nothing to add
+    assert [c for c in claims if table_cell_note(claims[c], tables)] == ["attention_scaling.time_exponent"]
+    text = caption("attention_scaling", src)
+    assert f"a = {last.time_exponent} fitted to the median times" in text
+    assert f"by {last.time_ratio} (``time_ratio``)" in text and "over_seeds" not in C.__doc__
 
 
 def finding_counts(text: str) -> tuple[int, list[int]]:

@@ -13,7 +13,8 @@ these names). The names a template can use:
   t | length, t.rows         how many rows; each row; t.columns its columns
   row.held_out_ppl           a cell, printed as the table prints it: mean ± sd where the table keeps a spread
     .mean .sd .n .values     its mean (a number: arithmetic works), sd, how many seeds, each seed's value
-    .over_seeds              mean ± sd of each seed's value, as the ledger reads the cell
+                             (a column's value prints as its cell, never another summary of it: where the ledger
+                             reads another, a timing's repeats, print the claim, which names both)
   row.seeds                  the row's seed count (its own, never the table's largest)
   ledger                     every ledger row (a Claim each): ledger | selectattr('number', 'equalto', 'AGREES')
   claim('ladder.block')      a ledger row: .chapter .reproduced .interval .number .point .why .seeds .margin, as
@@ -43,7 +44,7 @@ import argparse
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dataclass_field
 from pathlib import Path
 
 import jinja2
@@ -66,27 +67,22 @@ class CaptionError(ValueError):
 
 @dataclass(frozen=True)
 class Cell:
-    """One cell of a table: its mean (or text), its spread over seeds and each seed's value."""
+    """One cell of a table: its mean (or text), its spread over seeds and each seed's value; `origin` (table id,
+    column, row label) where it was read from a table, which is the only way a caption prints a column's value:
+    as the table prints that cell (tests/test_captions.py holds every caption to it)."""
     mean: object
     sd: float | None = None
     values: tuple = ()
+    origin: tuple | None = dataclass_field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def n(self) -> int:
         return len(self.values) or 1
 
-    @property
-    def over_seeds(self) -> "Cell":
-        """Mean ± sd of its seeds' (or repeats') values, as the ledger reads a cell; the cell itself where it
-        has none. A table may print another summary of them (a ratio of medians, a fit on the medians)."""
-        if len(self.values) < 2:
-            return self
-        return Cell(float(np.mean(self.values)), float(np.std(self.values, ddof=1)), self.values)
-
     def __str__(self) -> str:
-        if self.sd is None or not isinstance(self.mean, (int, float, np.number)):
+        if self.sd is None or isinstance(self.mean, bool) or not isinstance(self.mean, (int, float, np.number)):
             return fmt(self.mean)
-        return fmt(self.mean, self.sd)
+        return fmt(float(self.mean), self.sd)  # as the table: a whole mean keeps its spread (50 ± 11.73)
 
     def __float__(self) -> float:
         return float(self.mean)
@@ -139,7 +135,8 @@ class Row:
                                + ", ".join(c for c in s.index if not c.endswith(("_std", SEEDS_SUFFIX))))
         sd = s.get(f"{column}_std")
         values = tuple(per_seed(s.get(f"{column}{SEEDS_SUFFIX}")))
-        return Cell(plain(s[column]), None if sd is None or pd.isna(sd) else float(sd), values)
+        return Cell(plain(s[column]), None if sd is None or pd.isna(sd) else float(sd), values,
+                    origin=(self._table, column, s.name))
 
     def __str__(self) -> str:
         return f"a row of {self._table}"

@@ -22,6 +22,13 @@ KINDS = ("trained", "analytic")
 # a cell that is one list ([…], its items lists at most one level deep), and the ", " between its items
 LIST = re.compile(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\]")
 LIST_ITEM = re.compile(r", (?![^\[]*\])")
+# what a `reproduced` cell adds where the table prints another summary of the values it reads (evaluate.table_cell_note)
+TABLE_CELL_NOTE = re.compile(r" \(over the \w+; the table's [^()]*\)$")
+
+
+def without_table_note(cell: str) -> str:
+    """A `reproduced` cell without its note on the table's own summary: the value the ledger judged."""
+    return TABLE_CELL_NOTE.sub("", cell)
 
 
 # ---------------------------------------------------------------- numbers and rules as text
