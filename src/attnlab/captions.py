@@ -378,8 +378,8 @@ def field(value) -> str:
     else): those stay allowed; an empty cell (a Cell) or ledger cell (Blank) does not."""
     if isinstance(value, jinja2.Undefined) and not isinstance(value, jinja2.StrictUndefined):
         return ""
-    if type(value) is str and value == "":  # the template's own choice ({{ ', ' if not loop.last else '' }})
-        return ""
+    if type(value) is str and not value.strip():  # the template's own choice ({{ ', ' if not loop.last else ' ' }})
+        return value
     text = shown(value)
     if text.strip() in EMPTY_FIELD:
         raise CaptionError(f"a field prints {text!r}: the data it reads has no value there (say so in words, or "
