@@ -69,7 +69,7 @@ def test_a_field_replaced_by_the_number_it_printed_fails():
     assert C.literal_numbers(text + "{% set x = 4 %}") == ["{% set … = (a constant) %}"]
 
 
-@pytest.mark.parametrize("value", ["–", "", " ", float("nan"), None, C.Cell(float("nan")), C.Cell(""), C.Blank()],
+@pytest.mark.parametrize("value", ["–", "", C.Cell(" "), float("nan"), None, C.Cell(float("nan")), C.Cell(""), C.Blank()],
                          ids=["dash", "empty-cell-text", "blank", "nan", "none", "nan-cell", "empty-cell", "empty-ledger-cell"])
 def test_a_field_that_prints_nothing_fails_the_build(value, tmp_path):
     """A field whose data has no value there ("– on this pipeline's machine") stops the caption, naming its line;
