@@ -104,6 +104,67 @@ def test_a_word_written_twice_fails_the_build(template, word):
     assert C.render("``a a`` and :math:`b b` {{ x }}", C.Sources("x", {}), "t", names={"x": "c"}) == "``a a`` and :math:`b b` c"
 
 
+# where a template writes an outcome word outside an {% if %}, reviewed: each defines a word or names a quantity,
+# none states how an experiment came out
+DEFINITIONS = {"contradictions": ("never a finding that the chapter comes back", "the settings under which it comes back"),
+               "easy_hard": ("how far the undivided head runs away",),
+               "position_extrapolation": ("A scheme that extrapolates stays flat or improves",)}
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=lambda p: p.stem)
+def test_no_caption_types_an_outcome_its_data_did_not_choose(template):
+    """A sentence that says how an experiment came out ("the twelve-block norm runs came back", "the fused rows keep
+    memory close to linear") sits inside an {% if %} on the ledger's words or a table's cells."""
+    allowed = DEFINITIONS.get(template.stem, ())
+    typed = [h for h in C.typed_outcomes(template.read_text(encoding="utf-8")) if not any(a in h for a in allowed)]
+    assert typed == []
+
+
+def test_the_outcome_rule_finds_a_typed_outcome_and_passes_a_chosen_one():
+    assert C.typed_outcomes("The twelve-block norm runs came back after measuring.") != []
+    assert C.typed_outcomes("{% if c.number == 'AGREES' %}The norm runs came back.{% endif %}") == []
+    assert C.typed_outcomes("Title that runs away\n==========================\nText.") == []
+
+
+def with_ledger(tmp_path, profile: str, changes: dict) -> C.Sources:
+    """The profile's sources with some ledger cells changed ({claim id: {column: value}})."""
+    src = sources(profile)
+    df = pd.read_csv(src.ledger, keep_default_na=False)
+    for claim_id, cells in changes.items():
+        for column, value in cells.items():
+            df.loc[df["id"] == claim_id, column] = value
+    path = tmp_path / "claims.csv"
+    df.to_csv(path, index=False)
+    return C.Sources(profile, src.tables, path, src.results)
+
+
+def test_the_runaway_sentence_is_chosen_by_the_ledgers_words(tmp_path):
+    """score_runaway: whether the head runs away (the point) and whether to the chapter's number (the number) are
+    the ledger's two words, each read; the published ledger reads DIFFERS; point HOLDS."""
+    published = caption("score_runaway", sources("full"))
+    assert "it runs away, as the chapter says (the point), but not to the chapter's 5,147" in published
+    flipped = caption("score_runaway", with_ledger(tmp_path, "full", {
+        "score_runaway.final_std": {"number": "AGREES", "point": "FAILS"}}))
+    assert "it does not run away as the chapter says (the point), and to the chapter's 5,147" in flipped
+
+
+def test_what_comes_back_easily_is_counted_from_the_ledger(tmp_path):
+    """easy_hard's 'Easy': the analytic numbers that AGREE, counted, and each that does not, named."""
+    published = caption("easy_hard", sources("full"))
+    assert re.search(r"Of the 36 numbers the chapter computes rather than trains .*?, 33 AGREE; ``corpus.tokens`` "
+                     r"reads DIFFERS", published)
+    fixed = caption("easy_hard", with_ledger(tmp_path, "full", {c: {"number": "AGREES"} for c in (
+        "corpus.tokens", "average_equivalence.three_ways", "attention_equivalence.output_magnitude")}))
+    assert ", 36 AGREE." in fixed and "reads DIFFERS" not in fixed
+
+
+def test_the_sweeps_closing_sentence_says_only_its_band():
+    text = caption("sqrt_dk_sweep", sources("full"))
+    band = sources("full").table("sqrt_dk_sweep").row(claim="all").band
+    assert f"where they were measured with a spread (``band``: {band})" in text
+    assert "do not point to one unstated rate" not in text
+
+
 def test_words_with_digits_and_formulas_are_not_numbers():
     assert C.literal_numbers("``seed0`` and ``ppl_64``, GPT-2, W_o, :math:`12d^2 + 13d`, one seed per process") == []
     assert C.literal_numbers("batch 32, 1e-3, 38.07 and 1,115,394.") == ["32", "1e-3", "38.07", "1,115,394"]

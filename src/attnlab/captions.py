@@ -466,6 +466,33 @@ def literal_numbers(template: str) -> list[str]:
     return found
 
 
+# words that say how an experiment came out; a template writes them only where the data chose them (inside an
+# {% if %} on a table's cell or the ledger's words), else a sentence states an outcome its data may not show
+OUTCOME = re.compile(r"\b(?:comes back|came back|does run away|runs away|collapses|(?:do|does) not point|stays flat|"
+                     r"close to linear|and it does|reproduces)\b")
+
+
+def typed_outcomes(template: str) -> list[str]:
+    """Each outcome (OUTCOME) a template writes outside every {% if %}, with the words around it: empty for a
+    caption whose outcomes its data chooses. Code, formulas and the title are not read."""
+    found = []
+
+    def walk(node, chosen: bool):
+        if isinstance(node, (nodes.If, nodes.CondExpr)):
+            chosen = True
+        if isinstance(node, nodes.TemplateData) and not chosen:
+            text = " ".join(CODE.sub(" ", node.data).split())
+            found.extend(text[max(0, m.start() - 60):m.end() + 30] for m in OUTCOME.finditer(text))
+        for child in node.iter_child_nodes():
+            walk(child, chosen)
+
+    walk(environment().parse(TITLE_LINES.sub("", template, count=1)), False)
+    return found
+
+
+TITLE_LINES = re.compile(r"\A[^\n]+\n[=]{3,}\n")
+
+
 def constant(node):
     """What a field prints when it prints what it was given (a literal, or a literal through filters), else None."""
     while isinstance(node, nodes.Filter):
