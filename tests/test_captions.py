@@ -347,16 +347,49 @@ def test_snakemakes_own_caption_renders_without_a_docutils_warning(config):
     publish_parts(text, writer="html", settings_overrides={"halt_level": 2, "report_level": 5})
 
 
-def test_the_lost_tables_listed_are_tables_of_ours():
-    """choices.rst lists the chapter's tables whose text is gone (numbers only in its prose): each is a table here."""
+def chapter_tables() -> dict:
+    import yaml
+    return yaml.safe_load((REPO / "configs/claims.yaml").read_text(encoding="utf-8"))["chapter_tables"]
+
+
+def test_the_chapters_tables_are_declared_once_against_what_it_prints():
+    """configs/claims.yaml's chapter_tables says, once, how the chapter gives each of its tables: printed (with the
+    rows it prints: ours has at least those), lost (the prose reads a table whose text is gone) or prose. Every table
+    a claim reads is declared and every declared table is ours and quoted by a claim; attention_scaling, which the
+    chapter prints whole (eight rows), is not lost, and the five the referee found missing are."""
+    from attnlab.claims.rules import load_claims
     from attnlab.families import load_families
     from attnlab.tables import BUILDERS
 
     load_families()
-    text = (REPO / "workflow/report/choices.rst").read_text(encoding="utf-8")
-    bullet = re.search(r"\*\*The chapter's lost tables\.\*\*(.*?)\n- ", text, re.S)[1]
-    listed = re.findall(r"``([a-z_]+)``", bullet)
-    assert {"ladder", "average_ladder"} <= set(listed) and set(listed) <= set(BUILDERS)
+    declared = chapter_tables()
+    assert set(declared) <= set(BUILDERS)
+    assert {c["table"] for c in load_claims(REPO / "configs/claims.yaml")} == set(declared)
+    for table_id, how in declared.items():
+        assert how["printed"] in ("printed", "lost", "prose"), table_id
+        if how["printed"] == "printed":
+            assert set(how) == {"printed", "rows"}
+            for profile in ("quick", "full"):
+                assert len(sources(profile).table(table_id)) >= how["rows"], (profile, table_id)
+        elif how["printed"] == "lost":
+            assert set(how) == {"printed", "reads"} and how["reads"].strip()
+        else:
+            assert set(how) == {"printed"}
+    assert declared["attention_scaling"] == {"printed": "printed", "rows": 8}
+    lost = {t for t, how in declared.items() if how["printed"] == "lost"}
+    assert {"ladder", "average_ladder", "effective_tokens", "softmax_saturation", "scale_training", "score_runaway",
+            "winograd_adjectives"} <= lost
+
+
+def test_the_lost_tables_the_report_lists_are_the_declared_ones():
+    """choices.rst lists the lost tables from the declaration, in its order, and the printed ones apart."""
+    declared = chapter_tables()
+    text = caption("choices", sources("full"))
+    bullet = re.search(r"\*\*The chapter's lost tables\.\*\*(.*?) A cell the prose", text)[1]
+    listed = [t for t in re.findall(r"``([a-z0-9_]+)``", bullet) if t != "chapter_tables"]
+    assert listed == [t for t, how in declared.items() if how["printed"] == "lost"]
+    printed = re.search(r"The chapter prints (.*?) itself\.", text)[1]
+    assert re.findall(r"``([a-z0-9_]+)``", printed) == [t for t, how in declared.items() if how["printed"] == "printed"]
 
 
 def test_alibis_gain_and_what_the_ratio_shows_are_read_from_the_rows(tmp_path):

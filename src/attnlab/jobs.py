@@ -512,7 +512,8 @@ class Jobs:
         # the captions' templates are files of the repository, not outputs: their text is part of the key,
         # and the report's own text: the choices the chapter does not state, what was easy and what was hard
         templates = [f"workflow/report/{t}.rst" for t in [*sorted(self.tables), "claims", "choices", "easy_hard"]]
-        captions = self.step("captions", digest(self.composed.module_code("attnlab.captions"),
+        # (and configs/claims.yaml, whose chapter_tables choices.rst lists)
+        captions = self.step("captions", digest(self.composed.module_code("attnlab.captions", files=(CLAIMS_FILE,)),
                                                 [(self.root / p).read_text(encoding="utf-8") for p in templates]),
                              [f"{home}/captions/{Path(p).name}" for p in templates],
                              {"ledger": claims[:1], "table": tables}, derived=True, home=home)
