@@ -46,3 +46,24 @@ def test_the_rule_catches_the_sentences_it_is_for():
     assert typed_verdicts("# seeds 3..7 folded into one model (train.seed_batch); it pays on a GPU, not on a CPU")
     assert typed_verdicts("on a CPU folding does not pay (table runs_per_hour), so the default is 1")
     assert not typed_verdicts("seeds folded into one model: what it buys, on each device, is the table runs_per_hour")
+
+
+# a sentence that says a GPU run and a CPU run agree (to rounding, in the last digits): the cross_device table
+# says how many twins do, and the README's generated Results counts them
+DEVICES_AGREE = re.compile(r"\b(?:GPU|CPU)\b[^.:;]{0,120}?\b(?:to (?:float )?rounding|up to rounding|in the last digits|"
+                           r"bit for bit)", re.I)
+
+
+def typed_device_agreement(text: str) -> list[str]:
+    return [" ".join(m[0].split()) for m in DEVICES_AGREE.finditer(text)]
+
+
+@pytest.mark.parametrize("path", [REPO / "README.md", REPO / "workflow/README.md"], ids=lambda p: p.name)
+def test_no_hand_written_sentence_says_a_gpu_run_and_a_cpu_run_agree(path):
+    assert typed_device_agreement(hand_written(path)) == []
+
+
+def test_the_device_rule_catches_the_sentence_it_is_for():
+    assert typed_device_agreement("(runs published from a GPU agree with a CPU rerun to float rounding, not bit for bit)")
+    assert typed_device_agreement("so a GPU run computes what a CPU run computes up to rounding; bf16 is")
+    assert not typed_device_agreement("how runs published from a GPU compare with a CPU rerun: the cross_device table")

@@ -545,10 +545,12 @@ class Jobs:
                              for paths in spec["inputs"].values() for p in paths if p in by_output))
 
     def readme_links(self) -> dict[str, list[str]]:
-        """What the README's Results section links to: every table's Markdown and figure, the report, the cost table."""
+        """What the README's Results section links to: every table's Markdown and figure, the report, the cost table and
+        the cross-device twins (it says what each gives)."""
         return {"table": [f"{self.results}/tables/{t}.md" for t in sorted(self.tables)],
                 "figure": [self.figure_png(t) for t in sorted(self.tables) if self.tables[t]["figure"]],
-                "report": [f"{self.results}/report.html"], "time": [f"{self.results}/tables/pipeline_time.csv"]}
+                "report": [f"{self.results}/report.html"], "time": [f"{self.results}/tables/pipeline_time.csv"],
+                "devices": [f"{self.results}/tables/cross_device.csv"]}
 
     @functools.cached_property
     def readme_step(self) -> Step:
