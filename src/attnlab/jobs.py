@@ -519,7 +519,7 @@ class Jobs:
                              {"ledger": claims[:1], "table": tables}, derived=True, home=home)
         report_inputs = {"ledger": claims[:1], "claims_figure": plot.outputs[:1], "table": tables,
                          "figure": [self.figure_png(t, variant) for t in sorted(self.tables) if self.tables[t]["figure"]],
-                         "caption": captions.outputs}
+                         "caption": captions.outputs, **self.measurement_records(variant)}
         # the report's sections follow the tables' declared places (attnlab.tables.chapter_order): part of its key
         # the repository's style sheet beside the module (as attnlab.config.source_files reads the repository's
         # files, not the installed package's)
@@ -536,6 +536,18 @@ class Jobs:
         reference = reference_file(self.profile)
         return self.composed.module_code("attnlab.claims.__main__", files=(
             CLAIMS_FILE, "configs/pipeline.yaml", *([reference] if (self.root / reference).is_file() else [])))
+
+    def measurement_records(self, variant: bool) -> dict[str, list[str]]:
+        """record_<table>: the records a measured table is built from (the files its measurements wrote, where
+        measurements write all it reads), which the report's provenance dates and names the commit of
+        (attnlab.report.made). The Winograd interventions are left out: their tables name their runs' commits."""
+        by_output, found = self.registry.by_output, {}
+        for table_id, spec in sorted(self.tables.items()):
+            inputs = (spec["variant_inputs"] if variant else None) or spec["inputs"]
+            made = {p: by_output[p].job.split("/")[0] for paths in inputs.values() for p in paths if p in by_output}
+            if made and all(job.startswith("measure_") and job != "measure_winograd_interventions" for job in made.values()):
+                found[f"record_{table_id}"] = sorted(made)
+        return found
 
     def trained_tables(self) -> list[str]:
         """The tables that read training runs (their claims are the trained ones, where the ledger does not say)."""

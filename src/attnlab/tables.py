@@ -128,7 +128,8 @@ def provenance(runs: list[dict]) -> dict:
     each with its seed count, most first ('2058215393 ×70, a5b45a3a77+dirty ×4': +dirty, +unverified where
     a dirty run is not shown to equal a run at its commit, +resumed where it resumed under another
     commit); the range of the runs' dates, and how many runs' dates were recovered rather than recorded;
-    the seeds (empty where a record lacks them). A run that is not publishable is refused."""
+    the seeds (empty where a record lacks them); the torch each ran under, with its seed count (a GPU image's torch
+    beside the pinned one shows). A run that is not publishable is refused."""
     for run in runs:
         check_publishable(run)
     dates = [d for r in runs for d in (r.get("started_at"), r.get("finished_at")) if d]
@@ -136,7 +137,8 @@ def provenance(runs: list[dict]) -> dict:
             "device": counted([r.get("device_name") or r["device"] for r in runs if r.get("device")]),
             "run_dates": f"{min(dates)[:10]} – {max(dates)[:10]}" if dates else "",
             "dates_recovered": sum("finished_at" in r.get("recovered", {}) for r in runs),
-            "seed_ids": seed_ids(r.get("seed") for r in runs)}
+            "seed_ids": seed_ids(r.get("seed") for r in runs),
+            "torch": counted([r["torch"] for r in runs if r.get("torch")])}
 
 
 def counted(values: list[str] | Counter) -> str:
@@ -220,6 +222,16 @@ SHARED = ("steps", "seeds", "seed_ids", "commit", "device", "run_dates", "dates_
 CSV_ONLY = ("config_hash", "need_gb", "budget_gb", "budget_rule")
 
 
+def kept_in_csv(df: pd.DataFrame) -> str:
+    """What a table's CSV holds beside what people are shown, named only where the file holds it: "(config hashes and
+    each seed's value: the CSV)"; empty where it holds nothing more."""
+    held = [what for what, there in (
+        ("config hashes", "config_hash" in df),
+        ("memory budgets", any(c in df for c in ("need_gb", "budget_gb", "budget_rule"))),
+        ("each seed's or repeat's value", any(str(c).endswith(SEEDS_SUFFIX) for c in df.columns))) if there]
+    return f"({' and '.join(held)}: the CSV)" if held else ""
+
+
 def for_people(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The table as people read it (Markdown, the HTML report): formatted cells, mean ± std where a
     `<col>_std` column exists, no empty columns; and the `name: value` settings every row shares."""
@@ -243,7 +255,7 @@ def for_people(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 def to_markdown(df: pd.DataFrame) -> str:
     shown, shared = for_people(df)
     table = shown.to_markdown(index=False, disable_numparse=True)
-    return table + (f"\n\n{' · '.join(shared)} (config hashes: the CSV)" if shared else "")
+    return table + (f"\n\n{' · '.join(shared)} {kept_in_csv(df)}".rstrip() if shared else "")
 
 
 def write_table(df: pd.DataFrame, csv_path, md_path, title: str) -> None:
