@@ -201,6 +201,28 @@ def test_the_note_under_a_table_names_only_what_its_csv_holds():
     assert "config hashes" not in html_table and "commits per row" not in html_table
 
 
+def test_a_list_right_after_its_sentence_is_a_list():
+    """A caption's sentence that leads into its bullet list with no blank line between (sqrt_dk_sweep's 'Against the
+    chapter') renders as a paragraph and then a list, not one run-on paragraph; so does the published caption."""
+    page = report.caption_html("Against the chapter: no.\n- The first, at 1e-3.\n- The second\n  goes on.\n\nLast.")
+    assert page == ("<p>Against the chapter: no.</p>\n<ul><li>The first, at 1e-3.</li><li>The second goes on.</li></ul>"
+                    "\n<p>Last.</p>")
+    text = (ROOT / "workflow/report/sqrt_dk_sweep.rst").read_text(encoding="utf-8")
+    from attnlab import captions as C
+    src = C.Sources("full", {p.stem: p for p in (ROOT / "results/full/tables").glob("*.csv")},
+                    ROOT / "results/full/claims.csv", ROOT / "results/full")
+    shown = report.caption_html(C.render(text, src, "sqrt_dk_sweep"))
+    assert re.search(r"<p>Against the chapter: [^<]*</p>\s*<ul>(<li>The [^<]*</li>){6}</ul>", shown)
+
+
+def test_a_power_shows_as_a_superscript_not_a_caret():
+    """n^1.91 in a ledger cell or a caption's text, s^{1/2} in a formula: the reader sees a superscript."""
+    assert report.sentence_html("Time grows as n^1.91 (the slope).") == "Time grows as n<sup>1.91</sup> (the slope)."
+    assert "n<sup>a</sup>" in report.inline_html("time grows as n^a with a = 2")
+    assert report.math_text("s^{1/2}") == "s<sup>1/2</sup>" and report.math_text("n^2") == "n²"
+    assert "^" not in report.caption_html("x^y and ``code^kept``").replace("code^kept", "")
+
+
 def test_numbers_are_never_split_across_lines():
     assert report.cell_html("60.1 ± 0.4814") == '<td class="num">60.1 ± 0.4814</td>'
     assert report.cell_html("60.1 ± 0.4814", label=" data-label=\"ours\"") == \

@@ -98,8 +98,18 @@ def cell_html(cell, nested: bool = True, label: str = "") -> str:
 
 
 def sentence_html(cell) -> str:
-    """Text that wraps between its words and numbers, never at the hyphen inside a number (4.35e-05, -0.13)."""
-    return HYPHENATED.sub(r'<span class="num">\g<0></span>', esc(cell))
+    """Text that wraps between its words and numbers, never at the hyphen inside a number (4.35e-05, -0.13); a power
+    written with a caret (n^1.91) as a superscript."""
+    return superscripts(HYPHENATED.sub(r'<span class="num">\g<0></span>', esc(cell)))
+
+
+# a power written with a caret in plain text: n^1.91, n^a, s^(1/2)
+CARET = re.compile(r"(?<=[\w)])\^(-?\d+(?:\.\d+)?|[A-Za-z]\b|\([^()<>]*\))")
+
+
+def superscripts(text: str) -> str:
+    """n^1.91 → n<sup>1.91</sup>: a reader sees the power, not a caret."""
+    return CARET.sub(lambda m: f"<sup>{m[1][1:-1] if m[1].startswith('(') else m[1]}</sup>", text)
 
 
 def breakable(name: str) -> str:
@@ -135,12 +145,24 @@ def caption_html(rst: str) -> str:
     out = []
     for block in (b for b in re.split(r"\n\s*\n", caption_body(rst)) if b.strip()):
         lines = block.strip().splitlines()
-        if all(re.match(r"-\s", line) or line.startswith("  ") for line in lines) and lines[0].startswith("- "):
-            items = re.split(r"\n(?=- )", block.strip())
-            out.append("<ul>" + "".join(f"<li>{inline_html(i[2:])}</li>" for i in items) + "</ul>")
-        else:
+        start = list_start(lines)
+        if start is None:
             out.append(f"<p>{inline_html(block)}</p>")
+            continue
+        if start:  # a sentence that leads into its list, with no blank line between: a paragraph, then the list
+            out.append(f"<p>{inline_html(chr(10).join(lines[:start]))}</p>")
+        items = re.split(r"\n(?=- )", "\n".join(lines[start:]))
+        out.append("<ul>" + "".join(f"<li>{inline_html(i[2:])}</li>" for i in items) + "</ul>")
     return "\n".join(out)
+
+
+def list_start(lines: list[str]) -> int | None:
+    """Where a block's bullet list begins: the first '- ' line from which every line is an item or an item's
+    indented continuation; None where the block holds no such list."""
+    for i, line in enumerate(lines):
+        if line.startswith("- ") and all(re.match(r"-\s", rest) or rest.startswith("  ") for rest in lines[i:]):
+            return i
+    return None
 
 
 TITLE = re.compile(r"\A\s*(?P<title>[^\n]+)\n(?P<rule>[=\-~^]{3,})\s*\n")
@@ -160,7 +182,7 @@ def inline_html(text: str) -> str:
     """One paragraph's inline markup; odd pieces of a split are ``code`` or :math:`…`, taken as written (a
     star inside ``gap_*`` is not emphasis)."""
     pieces = re.split(r"(``.+?``|:math:`[^`]+`)", esc(" ".join(text.split())))
-    return "".join(emphasis_html(piece) if i % 2 == 0 else f"<code>{piece[2:-2]}</code>" if piece.startswith("``")
+    return "".join(superscripts(emphasis_html(piece)) if i % 2 == 0 else f"<code>{piece[2:-2]}</code>" if piece.startswith("``")
                    else f'<span class="math">{math_text(piece[7:-1])}</span>' for i, piece in enumerate(pieces))
 
 
@@ -171,8 +193,12 @@ def math_text(latex: str) -> str:
     latex = re.sub(r"\\sqrt\{([^{}]*)\}", lambda m: f"√{m[1]}" if re.fullmatch(r"\w+", m[1]) else f"√({m[1]})", latex)
     latex = re.sub(r"\\bar\s*(\w)", "\\1\u0304", latex)
     for a, b in ((r"\lVert ", "‖"), (r" \rVert", "‖"), (r"\alpha", "α"), (r"\cdot", "·"), (r"\propto", "∝"), (r"\sum_i", "Σᵢ"), (r"\pm", "±"), (r"\, ", " "), (r"\,", " "),
-                 ("^2", "²"), ("^{20}", "²⁰"), ("^{30}", "³⁰"), ("^{-8h/H}", "^(−8h/H)"), ("_{head}", "_head"),
-                 ("{", ""), ("}", ""), (" - ", " − ")):
+                 ("^2", "²"), ("^{20}", "²⁰"), ("^{30}", "³⁰"), ("^{-8h/H}", "<sup>−8h/H</sup>"), ("_{head}", "_head")):
+        latex = latex.replace(a, b)
+    # any other power a superscript (s^{1/2}, n^a): a reader sees no caret
+    latex = re.sub(r"\^\{([^{}]*)\}", r"<sup>\1</sup>", latex)
+    latex = re.sub(r"\^(\w+)", r"<sup>\1</sup>", latex)
+    for a, b in (("{", ""), ("}", ""), (" - ", " − ")):
         latex = latex.replace(a, b)
     return latex
 
