@@ -164,6 +164,10 @@ def test_a_measured_table_names_the_commit_and_date_its_records_name(tmp_path):
     unknown = tmp_path / "measure" / "unknown.json"
     unknown.write_text(json.dumps({"rows": []}))
     assert "numbers not yet committed" in report.provenance(table, Path("dirty.csv"), RecordsGit(), [unknown])
+    nowhere = tmp_path / "measure" / "copy.json"  # measured in a copy without git: its date, and no commit
+    nowhere.write_text(json.dumps({"rows": [], "commit": None, "measured_at": "2026-12-07T06:00:00+00:00"}))
+    said = report.provenance(table, Path("dirty.csv"), RecordsGit(), [nowhere])
+    assert "measured 2026-12-07 in a tree without git (no commit recorded)" in said and "not yet committed" not in said
     # a CSV record names them in its columns (grad_norms.csv)
     csv = tmp_path / "measure" / "grad_norms.csv"
     pd.DataFrame({"grad_norm": [0.1], "commit": ["5387a7a1fc" + "1" * 30 + "+dirty"],

@@ -336,9 +336,9 @@ def record_stamp(path: Path) -> tuple[str, str] | None:
     try:
         if path.suffix == ".json":
             doc = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(doc, dict) or not doc.get("commit"):
+            if not isinstance(doc, dict) or not (doc.get("commit") or doc.get("measured_at")):
                 return None
-            return (str(doc["commit"])[:10] + ("+dirty" if doc.get("dirty") else ""),
+            return (str(doc.get("commit") or "")[:10] + ("+dirty" if doc.get("commit") and doc.get("dirty") else ""),
                     str(doc.get("measured_at") or "")[:10])
         if path.suffix == ".csv":
             first = pd.read_csv(path, nrows=1, dtype=str)
@@ -357,11 +357,16 @@ def made(records: list[Path], git: Git) -> list[str]:
     measurement's data files beside a record that names them are its own), else the commit that last changed them
     (git: the published records from before records named their commit); empty where they say neither (new, and
     not yet committed)."""
-    said = {}
+    said, undated = {}, set()
     for commit, date in filter(None, map(record_stamp, records)):
+        if not commit:  # measured in a tree without git (a copy sent to another machine): its date only
+            undated.add(date)
+            continue
         said[commit] = date or git.dates([commit.split("+")[0]]).get(commit.split("+")[0], "date not in this clone")
-    if said:
-        return [f"measured at commit{'s' if len(said) > 1 else ''} " + ", ".join(f"{c} ({d})" for c, d in said.items())]
+    if said or undated:
+        return ([f"measured at commit{'s' if len(said) > 1 else ''} " + ", ".join(f"{c} ({d})" for c, d in said.items())]
+                if said else []) + ([f"measured {', '.join(sorted(undated))} in a tree without git (no commit recorded)"]
+                                    if undated else [])
     landed = [git.last_change(path) for path in records]
     if not landed or not all(landed):
         return []
