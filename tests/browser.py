@@ -4,9 +4,10 @@ dumps (the report has no script). Per frame: the sections (id, tables, images, h
 broken images, the page's
 width against the window's, `first_screen` (the window's height, and where the answer's summary sentence and its
 link to the ledger end and the words' definitions begin), `split` (verdict words, cells of one number, and numbers
-inside any cell that the browser laid out over more than one line) and `hidden`: each ledger row's number and
+inside any cell that the browser laid out over more than one line), `hidden`: each ledger row's number and
 point and each contradictions row's finding that a reader could not see without scrolling sideways (outside the
-window, or cut off by a box that scrolls)."""
+window, or cut off by a box that scrolls), and `item_boxes`: each item of a list cell laid out as a box of its own
+or after a stray ": " label."""
 
 import html
 import json
@@ -80,6 +81,15 @@ function hidden(d) {
   });
   return {rows: rows, hidden: out};
 }
+// a list cell's items laid out as cards of their own (a box, a grid) or each after a stray ": " label
+function itemBoxes(d) {
+  var out = [];
+  d.querySelectorAll('table.items td').forEach(function (td) {
+    var before = getComputedStyle(td, '::before').content, row = getComputedStyle(td.parentElement).display;
+    if ((before != 'none' && before != 'normal') || row != 'table-row') out.push(td.textContent.slice(0, 30));
+  });
+  return out;
+}
 function firstScreen(d) {
   function at(selector, edge) { var e = d.querySelector(selector); return e ? e.getBoundingClientRect()[edge] : null; }
   return {height: d.documentElement.clientHeight, answer: at('#answer .answer', 'bottom'),
@@ -95,7 +105,7 @@ function look(frame) {
     page_height: d.documentElement.scrollHeight,
     broken: imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length,
     images: imgs.length, scroll_width: d.documentElement.scrollWidth, width: d.documentElement.clientWidth,
-    first_screen: firstScreen(d), split: split(d), readable: hidden(d)};
+    first_screen: firstScreen(d), split: split(d), readable: hidden(d), item_boxes: itemBoxes(d)};
   if (--pending == 0) document.getElementById('out').textContent = JSON.stringify(seen);
 }
 document.querySelectorAll('iframe').forEach(function (f) { f.onload = function () { look(f); }; });

@@ -623,6 +623,45 @@ def test_readme_section_is_spliced_between_markers_and_refused_without_them(tmp_
     assert readme.read_text() == once  # regenerating is idempotent
 
 
+def test_the_readmes_cpu_hours_are_every_step_at_its_familys_cpu_speed():
+    """The README's all-CPU hours: each family's steps (on every device) at its cpu row's ms per step, read from
+    pipeline_time, not the sum of run clocks (which count GPU runs at GPU speed); a family with no CPU row is named."""
+    from attnlab.claims.render import all_cpu_hours, all_cpu_text
+    cost = pd.read_csv(C.ROOT / "results/full/tables/pipeline_time.csv")
+    families = cost[cost["family"] != "all"]
+    expected = sum(rows["steps"].sum() * rows.loc[rows["device"] == "cpu", "ms_per_step"].iloc[0] / 3.6e6
+                   for _, rows in families.groupby("family"))
+    hours, steps, left_out = all_cpu_hours(cost)
+    assert hours == pytest.approx(expected) and steps == families["steps"].sum() and left_out == []
+    assert hours > families["train_hours"].sum()  # the run clocks are not what a CPU rerun takes
+    assert f"about {expected:,.0f} h" in all_cpu_text(cost) and "the all-CPU hours" in all_cpu_text(cost)
+    gpu_only = cost[~((cost["family"] == "depth") & (cost["device"] == "cpu"))]
+    assert all_cpu_hours(gpu_only)[2] == ["depth"] and ", without depth (no CPU row)" in all_cpu_text(gpu_only)
+
+
+def test_the_readmes_cross_device_sentence_counts_the_twins():
+    """The README says how runs published from a GPU compare with a CPU rerun as cross_device counts them: the
+    published table has 2 of 9 twins beyond float tolerance, each named with how far."""
+    from attnlab.claims.render import cross_device_text
+    twins = pd.read_csv(C.ROOT / "results/full/tables/cross_device.csv")
+    agree = twins["verdict"].str.startswith("agree").sum()
+    said = cross_device_text(twins, "[cross_device](x)")
+    assert f": {agree} of the {len(twins)} twins trained agree to float tolerance" in said
+    assert f"; {len(twins) - agree} differ beyond it (" in said and "norm/post_warmup seed 1, by 0.01443 in final_loss" in said
+    assert "differ" not in cross_device_text(twins.assign(verdict="agree to float tolerance"), "x")
+    assert "none has a CPU twin trained yet" in cross_device_text(twins.assign(verdict="not run yet"), "x")
+
+
+def test_the_readme_section_carries_the_cpu_hours_and_the_twins(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# attnlab\n{C.ANSWER_START}\n{C.ANSWER_END}\n{C.README_START}\n{C.README_END}\n")
+    full = C.ROOT / "results/full"
+    C.main(["readme", "--ledger", str(full / "claims.csv"), "--readme", str(readme),
+            f"time={full}/tables/pipeline_time.csv", f"devices={full}/tables/cross_device.csv"])
+    text = readme.read_text()
+    assert "Trained again all on a CPU like ours" in text and "twins trained agree to float tolerance" in text
+
+
 @pytest.mark.slow
 def test_python_m_attnlab_claims_runs_the_same_command_line(tmp_path):
     import subprocess

@@ -327,6 +327,17 @@ def test_the_chapters_two_fits_say_which_they_fit(tokens):
         assert fits and all(f"chapter's fit, {quantity}:" in fit for fit in fits)
 
 
+def test_the_memory_budget_drawn_is_the_one_its_table_prints(tokens):
+    """One quantity, one value: the budget line is the budget the skipped size was refused under, as its status
+    prints it ("budget 11.1 GB"), not the smallest budget of any other size."""
+    fig, _ = build("attention_scaling", tokens)
+    table = pd.read_csv(published_inputs("attention_scaling", tokens)["table"][0])
+    refused = table[table["status"].str.startswith("out of memory")]
+    said = {re.search(r"budget ([\d.]+) GB", s)[1] for s in refused["status"]}
+    drawn = [line.get_label() for ax in fig.axes for line in ax.lines if line.get_label().startswith("memory budget")]
+    assert said and {re.search(r": ([\d.]+) GB", label)[1] for label in drawn} == said
+
+
 def largest_token(row: pd.Series) -> str:
     cells = [c for c in row.index if c[0].isdigit() and not c.endswith(("_std", "_seeds"))]
     return max(cells, key=lambda c: row[c]).split(":", 1)[1]

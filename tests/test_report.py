@@ -53,9 +53,11 @@ def test_runs_record_every_commit_device_and_date_with_their_counts():
     runs[1]["recovered"] = {"finished_at": "not after: the date of abc, which added it"}
     assert provenance(runs) == {"commit": "0123456789 ×2, 0123456789+resumed ×1, fedcba9876 ×1",
                                 "device": "NVIDIA H200 ×3, cpu ×1", "run_dates": "2026-12-01 – 2026-12-06",
-                                "dates_recovered": 1, "seed_ids": "0–2,4"}
+                                "dates_recovered": 1, "seed_ids": "0–2,4", "torch": ""}
     assert provenance([{"commit": None}]) == {"commit": "", "device": "", "run_dates": "", "dates_recovered": 0,
-                                              "seed_ids": ""}  # a record without them
+                                              "seed_ids": "", "torch": ""}  # a record without them
+    torches = [{"commit": "a" * 40, "torch": t} for t in ("2.13.0+cpu", "2.11.0+cu130", "2.13.0+cpu")]
+    assert provenance(torches)["torch"] == "2.13.0+cpu ×2, 2.11.0+cu130 ×1"  # a GPU image's torch beside the pin
     assert seed_ids([1, 0]) == "0,1" and seed_ids(range(10)) == "0–9"
     _, shared = for_people(pd.DataFrame({"x": [1.0, 2.0], "seed_ids": ["0–2", "0–2"], "device": ["cuda ×3", "cuda ×3"]}))
     assert shared == ["seed_ids: 0–2", "device: cuda ×3"]  # said once under the table
@@ -116,6 +118,112 @@ def test_a_section_names_where_its_numbers_were_made_and_when():
     rows = pd.DataFrame({"commit": ["a5b45a3a77+dirty ×3"], "seeds": [3], "seed_ids": ["0–2"]})
     assert "commit a5b45a3a77+dirty ×3 (2026-11-30)" in report.provenance(rows, None, FakeGit())
     assert "not recorded" not in said
+
+
+def test_runs_are_counted_once_however_many_rows_read_them():
+    """winograd_adjectives: eight rows of the same 208 seeds are 208 runs, not 1,664; rows that are different runs
+    (their config hashes differ) each count, however alike their provenance; a measurement's rows each count."""
+    published = pd.read_csv(ROOT / "results/full/tables/winograd_adjectives.csv", dtype=str)
+    said = report.provenance(published, None, FakeGit())
+    assert len(published) == 8 and published["seeds"].astype(int).eq(208).all()
+    assert "208 of these runs&#x27; dates recovered" in said and "1664" not in said and "×760" not in said
+    assert "devices cpu (not recorded) ×163, NVIDIA H200 ×45" in said
+    two_runs = pd.concat([TABLE.iloc[[0]]] * 2).assign(config_hash=["aaaa", "bbbb"])
+    assert "commit a5b45a3a77 ×6 (2026-11-30)" in report.provenance(two_runs, None, FakeGit())
+    timings = pd.DataFrame({"ms": [1.0, 2.0, 3.0], "device": ["AMD EPYC (2 cores)"] * 3})
+    assert "device AMD EPYC (2 cores) ×3" in report.provenance(timings, None, FakeGit())
+
+
+def test_the_torch_versions_show_where_a_tables_runs_mix_them():
+    mixed = TABLE.assign(torch=["2.11.0+cu130 ×3", "2.13.0+cpu ×4, 2.11.0+cu130 ×3"])
+    assert "torch 2.11.0+cu130 ×6, 2.13.0+cpu ×4 (its runs mix torch versions)" in report.provenance(mixed, None, FakeGit())
+    assert "torch" not in report.provenance(TABLE.assign(torch=["2.13.0+cpu ×3", "2.13.0+cpu ×7"]), None, FakeGit())
+
+
+class RecordsGit(FakeGit):
+    """record.json and its table last changed in commits of their own; new.json is not committed."""
+
+    def last_change(self, path):
+        return {"old.json": ("def5678", "2026-12-06"), "table.csv": ("abc1234", "2026-11-20")}.get(Path(path).name)
+
+
+def test_a_measured_table_names_the_commit_and_date_its_records_name(tmp_path):
+    """A measurement record names its commit and date (attnlab.data stamps it): the footer says them. A published
+    record from before that: the commit that last changed the record, not the table's, so a table rebuilt and not
+    yet committed still says where its numbers were made; a record neither names nor git knows: not committed."""
+    table = pd.DataFrame({"ms": [1.0], "device": ["AMD EPYC"]})
+    stamped = tmp_path / "measure" / "new.json"
+    stamped.parent.mkdir()
+    stamped.write_text(json.dumps({"rows": [], "commit": "a5b45a3a77" + "0" * 30, "dirty": False,
+                                   "measured_at": "2026-12-07T06:00:00+00:00"}))
+    said = report.provenance(table, Path("dirty.csv"), RecordsGit(), [stamped])
+    assert "measured at commit a5b45a3a77 (2026-12-07)" in said and "not yet committed" not in said
+    old = tmp_path / "measure" / "old.json"
+    old.write_text(json.dumps({"rows": []}))
+    said = report.provenance(table, Path("dirty.csv"), RecordsGit(), [old])
+    assert "its record last changed in commit def5678 (2026-12-06)" in said and "not yet committed" not in said
+    unknown = tmp_path / "measure" / "unknown.json"
+    unknown.write_text(json.dumps({"rows": []}))
+    assert "numbers not yet committed" in report.provenance(table, Path("dirty.csv"), RecordsGit(), [unknown])
+    nowhere = tmp_path / "measure" / "copy.json"  # measured in a copy without git: its date, and no commit
+    nowhere.write_text(json.dumps({"rows": [], "commit": None, "measured_at": "2026-12-07T06:00:00+00:00"}))
+    said = report.provenance(table, Path("dirty.csv"), RecordsGit(), [nowhere])
+    assert "measured 2026-12-07 in a tree without git (no commit recorded)" in said and "not yet committed" not in said
+    # a CSV record names them in its columns (grad_norms.csv)
+    csv = tmp_path / "measure" / "grad_norms.csv"
+    pd.DataFrame({"grad_norm": [0.1], "commit": ["5387a7a1fc" + "1" * 30 + "+dirty"],
+                  "measured_at": ["2026-12-02T01:00:00+00:00"]}).to_csv(csv, index=False)
+    assert "measured at commit 5387a7a1fc+dirty (2026-12-02)" in report.provenance(table, None, RecordsGit(), [csv])
+
+
+def test_every_measurement_record_written_names_its_commit_and_date(tmp_path):
+    """attnlab.data.write_json stamps a measurement's record (a mapping with rows, under a measure/ folder) with the
+    commit and the date, keeping a commit the record names itself; other JSON it leaves as given."""
+    from attnlab.data import write_json
+    folder = tmp_path / "results" / "quick" / "measure" / "throughput"
+    folder.mkdir(parents=True)
+    write_json(folder / "throughput.json", {"table": "throughput", "rows": [{"ms": 1.0}]})
+    record = json.loads((folder / "throughput.json").read_text())
+    assert record["commit"] and "dirty" in record and re.fullmatch(r"\d{4}-\d\d-\d\dT.*", record["measured_at"])
+    write_json(folder / "meta.json", {"rows": 2000, "commit": "mine", "dirty": False})
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["commit"] == "mine" and "measured_at" in meta and "diff_sha256" not in meta
+    write_json(folder / "split.json", {"language": "x"})  # no rows: not a measurement's record
+    write_json(tmp_path / "plan.json", {"rows": [1]})  # not under measure/
+    assert "commit" not in json.loads((folder / "split.json").read_text())
+    assert "commit" not in json.loads((tmp_path / "plan.json").read_text())
+
+
+def test_the_note_under_a_table_says_where_the_rest_is():
+    """A table's Markdown and its report section say where what they leave out is (its provenance view, the CSV),
+    and name no file content the table lacks ('config hashes: the CSV' where the CSV has none)."""
+    from attnlab.views import to_markdown
+    markdown = to_markdown("t", pd.DataFrame({"x": [1.0, 2.0], "device": ["cpu", "cpu"]}), "t")
+    assert "[t.provenance.md](t.provenance.md)" in markdown and "config hashes" not in markdown
+    html_table = report.data_table("t", pd.DataFrame({"x": [1.0, 2.0], "device": ["cpu", "cpu"]}))
+    assert "config hashes" not in html_table and "commits per row" not in html_table and ">cpu<" not in html_table
+
+
+def test_a_list_right_after_its_sentence_is_a_list():
+    """A caption's sentence that leads into its bullet list with no blank line between (sqrt_dk_sweep's 'Against the
+    chapter') renders as a paragraph and then a list, not one run-on paragraph; so does the published caption."""
+    page = report.caption_html("Against the chapter: no.\n- The first, at 1e-3.\n- The second\n  goes on.\n\nLast.")
+    assert page == ("<p>Against the chapter: no.</p>\n<ul><li>The first, at 1e-3.</li><li>The second goes on.</li></ul>"
+                    "\n<p>Last.</p>")
+    text = (ROOT / "workflow/report/sqrt_dk_sweep.rst").read_text(encoding="utf-8")
+    from attnlab import captions as C
+    src = C.Sources("full", {p.stem: p for p in (ROOT / "results/full/tables").glob("*.csv")},
+                    ROOT / "results/full/claims.csv", ROOT / "results/full")
+    shown = report.caption_html(C.render(text, src, "sqrt_dk_sweep"))
+    assert re.search(r"<p>Against the chapter: [^<]*</p>\s*<ul>(<li>The [^<]*</li>){6}</ul>", shown)
+
+
+def test_a_power_shows_as_a_superscript_not_a_caret():
+    """n^1.91 in a ledger cell or a caption's text, s^{1/2} in a formula: the reader sees a superscript."""
+    assert report.sentence_html("Time grows as n^1.91 (the slope).") == "Time grows as n<sup>1.91</sup> (the slope)."
+    assert "n<sup>a</sup>" in report.inline_html("time grows as n^a with a = 2")
+    assert report.math_text("s^{1/2}") == "s<sup>1/2</sup>" and report.math_text("n^2") == "n²"
+    assert "^" not in report.caption_html("x^y and ``code^kept``").replace("code^kept", "")
 
 
 def test_numbers_are_never_split_across_lines():

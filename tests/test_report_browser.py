@@ -39,3 +39,22 @@ def test_the_check_fails_on_a_ledger_that_scrolls_sideways_at_800_px(tmp_path):
     (tmp_path / "report.html").write_text(page.replace(fits, "table.ledger { width: 1400px; }"))
     hidden = seen_in_browser(tmp_path / "report.html", tmp_path)["narrow"]["readable"]["hidden"]
     assert any(h.endswith(": number") for h in hidden)
+
+
+@pytest.mark.slow
+def test_a_list_cell_stays_a_list_in_a_card_at_800_px(tmp_path):
+    """Below 960 px the ledger's rows are cards; a list-valued cell in one (the contradictions table's cards too) keeps
+    its items as a small table, with no box and no ": " before each item. The published page with this style sheet;
+    with the old one (no rule for the items) the check finds the boxes."""
+    import re
+
+    from attnlab.report import CSS
+    page = (REPO / "results/full/report.html").read_text(encoding="utf-8")
+    styled = re.sub(r"<style>.*?</style>", lambda _: f"<style>{CSS}</style>", page, count=1, flags=re.S)
+    (tmp_path / "report.html").write_text(styled, encoding="utf-8")
+    seen = seen_in_browser(tmp_path / "report.html", tmp_path)
+    assert "table.items" in page and seen["narrow"]["item_boxes"] == [] and seen["wide"]["item_boxes"] == []
+    old = CSS.split("/* a list cell inside a card")[0]
+    (tmp_path / "old.html").write_text(re.sub(r"<style>.*?</style>", lambda _: f"<style>{old}</style>", page, count=1,
+                                              flags=re.S), encoding="utf-8")
+    assert seen_in_browser(tmp_path / "old.html", tmp_path)["narrow"]["item_boxes"]

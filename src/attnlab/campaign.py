@@ -58,8 +58,8 @@ TOKEN_FILES = ("corpus.txt", "tokenizer.json", "tokens.npy", "tokens.json")
 ASSUMED_TFLOPS = 10.0
 ARCHIVE_MARGIN_S = 20
 # seeds folded per process on a GPU (train.seed_batch), here and in `make reproduce-gpu` (its SEED_BATCH reads
-# this); on a CPU folding does not pay (table runs_per_hour), so the workflow's own default is 1
-# (configs/pipeline.yaml, seed_batch)
+# this); the workflow's own default is 1, one seed per process (configs/pipeline.yaml, seed_batch); what folding buys,
+# on each device and precision measured: table runs_per_hour
 GPU_SEED_BATCH = 10
 
 

@@ -13,7 +13,8 @@ these names). The names a template can use:
   t | length, t.rows         how many rows; each row; t.columns its columns
   row.held_out_ppl           a cell, printed as the table prints it: mean ± sd where the table keeps a spread
     .mean .sd .n .values     its mean (a number: arithmetic works), sd, how many seeds, each seed's value
-    .over_seeds              mean ± sd of each seed's value, as the ledger reads the cell
+                             (a column's value prints as its cell, never another summary of it: where the ledger
+                             reads another, a timing's repeats, print the claim, which names both)
   row.seeds                  the row's seed count (its own, never the table's largest)
   ledger                     every ledger row (a Claim each): ledger | selectattr('number', 'equalto', 'AGREES')
   claim('ladder.block')      a ledger row: .chapter .reproduced .interval .number .point .why .seeds .margin, as
@@ -43,7 +44,7 @@ import argparse
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dataclass_field
 from pathlib import Path
 
 import jinja2
@@ -66,27 +67,22 @@ class CaptionError(ValueError):
 
 @dataclass(frozen=True)
 class Cell:
-    """One cell of a table: its mean (or text), its spread over seeds and each seed's value."""
+    """One cell of a table: its mean (or text), its spread over seeds and each seed's value; `origin` (table id,
+    column, row label) where it was read from a table, which is the only way a caption prints a column's value:
+    as the table prints that cell (tests/test_captions.py holds every caption to it)."""
     mean: object
     sd: float | None = None
     values: tuple = ()
+    origin: tuple | None = dataclass_field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def n(self) -> int:
         return len(self.values) or 1
 
-    @property
-    def over_seeds(self) -> "Cell":
-        """Mean ± sd of its seeds' (or repeats') values, as the ledger reads a cell; the cell itself where it
-        has none. A table may print another summary of them (a ratio of medians, a fit on the medians)."""
-        if len(self.values) < 2:
-            return self
-        return Cell(float(np.mean(self.values)), float(np.std(self.values, ddof=1)), self.values)
-
     def __str__(self) -> str:
-        if self.sd is None or not isinstance(self.mean, (int, float, np.number)):
+        if self.sd is None or isinstance(self.mean, bool) or not isinstance(self.mean, (int, float, np.number)):
             return fmt(self.mean)
-        return fmt(self.mean, self.sd)
+        return fmt(float(self.mean), self.sd)  # as the table: a whole mean keeps its spread (50 ± 11.73)
 
     def __float__(self) -> float:
         return float(self.mean)
@@ -139,7 +135,8 @@ class Row:
                                + ", ".join(c for c in s.index if not c.endswith(("_std", SEEDS_SUFFIX))))
         sd = s.get(f"{column}_std")
         values = tuple(per_seed(s.get(f"{column}{SEEDS_SUFFIX}")))
-        return Cell(plain(s[column]), None if sd is None or pd.isna(sd) else float(sd), values)
+        return Cell(plain(s[column]), None if sd is None or pd.isna(sd) else float(sd), values,
+                    origin=(self._table, column, s.name))
 
     def __str__(self) -> str:
         return f"a row of {self._table}"
@@ -198,6 +195,10 @@ def as_key(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+class Blank(str):
+    """An empty ledger cell: prints as nothing, and a field that prints it fails (attnlab.captions.field)."""
+
+
 class Claim:
     """A ledger row, its cells as the ledger prints them."""
 
@@ -210,7 +211,7 @@ class Claim:
         if column not in self._row.index:
             raise CaptionError(f"the ledger has no column {column!r}")
         value = self._row[column]
-        return "" if pd.isna(value) else plain(value) if column == "seeds" else str(value)
+        return Blank() if pd.isna(value) else plain(value) if column == "seeds" else str(value)
 
     @property
     def words(self) -> str:
@@ -363,9 +364,50 @@ def seeds(n) -> str:
     return f"{n:,} seed{'' if n == 1 else 's'}"
 
 
+# what a field must never print: nothing, the tables' mark for an empty cell, a missing number
+EMPTY_FIELD = ("", "–", "-", "nan", "NaN", "None", "none", "inf", "-inf")
+# a word written twice in a row ("is is"): a field that printed the word its template already wrote
+DOUBLED_WORD = re.compile(r"(?<![\w-])([^\W\d_]+)\s+\1(?![\w-])", re.I)
+CODE = re.compile(r"``.+?``|:math:`[^`]*`", re.S)
+
+
+def field(value) -> str:
+    """What a field prints (shown), refusing one that prints nothing, '–' or NaN: the data it reads has no value
+    there, and the sentence around it would say nothing ("– on this pipeline's machine"). `{{ a if b }}` with b false
+    prints nothing on purpose (jinja gives it a plain Undefined), and so does a template's own '' (a separator's
+    else): those stay allowed; an empty cell (a Cell) or ledger cell (Blank) does not."""
+    if isinstance(value, jinja2.Undefined) and not isinstance(value, jinja2.StrictUndefined):
+        return ""
+    if type(value) is str and not value.strip():  # the template's own choice ({{ ', ' if not loop.last else ' ' }})
+        return value
+    text = shown(value)
+    if text.strip() in EMPTY_FIELD:
+        raise CaptionError(f"a field prints {text!r}: the data it reads has no value there (say so in words, or "
+                           "leave the sentence out where the value is missing)")
+    return text
+
+
+def template_line(template: str, error: BaseException) -> str:
+    """' (line n: <its text>)': where in the template an error was raised (jinja puts the template's lines in the
+    traceback), empty where it does not say."""
+    lines, tb = [], error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            lines.append(tb.tb_lineno)
+        tb = tb.tb_next
+    if not lines or not 0 < lines[-1] <= len(template.splitlines()):
+        return ""
+    return f" (line {lines[-1]}: {template.splitlines()[lines[-1] - 1].strip()[:120]})"
+
+
+def doubled_words(text: str) -> list[str]:
+    """Each word a rendered caption writes twice in a row ("is is"), outside ``code`` and :math:`…`."""
+    return [m[0] for m in DOUBLED_WORD.finditer(CODE.sub(" ", text))]
+
+
 def environment() -> jinja2.Environment:
     # a {% set %} or {% if %} on a line of its own leaves no line behind
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, finalize=shown, autoescape=False,
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, finalize=field, autoescape=False,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(dp=decimals, sig=significant, pct=percent, e=powers, int=whole, seeds=seeds,
                        num=lambda text: leading_number(str(text), "a cell read as a number"))
@@ -386,9 +428,12 @@ def render(template: str, sources: Sources, table_id: str | None = None, env: ji
     if table_id in sources.tables:
         names["t"] = sources.table(table_id)
     try:
-        return (env or environment()).from_string(template).render(**names)
+        text = (env or environment()).from_string(template).render(**names)
     except (CaptionError, jinja2.TemplateError, TypeError, ValueError, ZeroDivisionError) as e:
-        raise CaptionError(f"caption {table_id or '?'}: {e}") from None
+        raise CaptionError(f"caption {table_id or '?'}: {e}{template_line(template, e)}") from None
+    if doubled := doubled_words(text):
+        raise CaptionError(f"caption {table_id or '?'}: a word written twice in a row: {', '.join(map(repr, doubled))}")
+    return text
 
 
 # ---------------------------------------------------------------- the rule captions are held to
@@ -419,6 +464,33 @@ def literal_numbers(template: str) -> list[str]:
         if constant(node.node) is not None:
             found.append("{% set … = (a constant) %}")
     return found
+
+
+# words that say how an experiment came out; a template writes them only where the data chose them (inside an
+# {% if %} on a table's cell or the ledger's words), else a sentence states an outcome its data may not show
+OUTCOME = re.compile(r"\b(?:comes back|came back|does run away|runs away|collapses|(?:do|does) not point|stays flat|"
+                     r"close to linear|and it does|reproduces)\b")
+
+
+def typed_outcomes(template: str) -> list[str]:
+    """Each outcome (OUTCOME) a template writes outside every {% if %}, with the words around it: empty for a
+    caption whose outcomes its data chooses. Code, formulas and the title are not read."""
+    found = []
+
+    def walk(node, chosen: bool):
+        if isinstance(node, (nodes.If, nodes.CondExpr)):
+            chosen = True
+        if isinstance(node, nodes.TemplateData) and not chosen:
+            text = " ".join(CODE.sub(" ", node.data).split())
+            found.extend(text[max(0, m.start() - 60):m.end() + 30] for m in OUTCOME.finditer(text))
+        for child in node.iter_child_nodes():
+            walk(child, chosen)
+
+    walk(environment().parse(TITLE_LINES.sub("", template, count=1)), False)
+    return found
+
+
+TITLE_LINES = re.compile(r"\A[^\n]+\n[=]{3,}\n")
 
 
 def constant(node):

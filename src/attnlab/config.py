@@ -279,6 +279,14 @@ def git_commit() -> dict:
     return {"commit": commit, "dirty": True, "changed": changed, "diff_sha256": digest.hexdigest()}
 
 
+def measured_stamp() -> dict:
+    """What every measurement record carries (read before it measures: edits made while it runs are not its code):
+    the commit and whether the tree was dirty (git_commit), and when it was measured (UTC). The report's provenance
+    names both for a table built from the record."""
+    from datetime import datetime, timezone
+    return {**git_commit(), "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
 def source_files(module: str) -> set[Path]:
     """The file of an attnlab module and of every attnlab module it imports, transitively (with the
     packages' __init__): what `python -m module` runs, so a rule's code hash misses no file."""

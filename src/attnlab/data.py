@@ -54,7 +54,21 @@ def write_text(path: Path, text: str) -> None:
 
 
 def write_json(path: Path, obj) -> None:
+    """`obj` as JSON. A measurement's record (a mapping with its `rows`, written under a measure/ folder) is stamped
+    with the commit it was measured at and when (attnlab.config.measured_stamp), where it does not say them itself:
+    the report's provenance names both for the table built from it. The stamp is added here rather than in
+    attnlab/measure/, whose files are the measurements' keys: an edit there would re-measure every published timing."""
+    if is_measurement_record(path, obj):
+        from attnlab.config import measured_stamp
+        stamp = measured_stamp()
+        # a record that names its own commit (random_rows' meta) keeps it, and gains the date
+        obj = {**(stamp if "commit" not in obj else {"measured_at": stamp["measured_at"]}), **obj}
     write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def is_measurement_record(path, obj) -> bool:
+    """A measurement's record: a mapping with `rows`, written under a folder named measure (results/<p>/measure/)."""
+    return isinstance(obj, dict) and "rows" in obj and "measure" in Path(path).parts
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -517,13 +517,14 @@ class Jobs:
         # the captions' templates are files of the repository, not outputs: their text is part of the key,
         # and the report's own text: the choices the chapter does not state, what was easy and what was hard
         templates = [f"workflow/report/{t}.rst" for t in [*sorted(self.tables), "claims", "choices", "easy_hard"]]
-        captions = self.step("captions", digest(self.composed.module_code("attnlab.captions"),
+        # (and configs/claims.yaml, whose chapter_tables choices.rst lists)
+        captions = self.step("captions", digest(self.composed.module_code("attnlab.captions", files=(CLAIMS_FILE,)),
                                                 [(self.root / p).read_text(encoding="utf-8") for p in templates]),
                              [f"{home}/captions/{Path(p).name}" for p in templates],
                              {"ledger": claims[:1], "table": tables}, derived=True, home=home)
         report_inputs = {"ledger": claims[:1], "claims_figure": plot.outputs[::2], "table": tables,
                          "figure": [self.figure_png(t, variant) for t in sorted(self.tables) if self.tables[t]["figure"]],
-                         "caption": captions.outputs}
+                         "caption": captions.outputs, **self.measurement_records(variant)}
         # the report's sections follow the tables' declared places (attnlab.tables.chapter_order): part of its key
         # the repository's style sheet beside the module (as attnlab.config.source_files reads the repository's
         # files, not the installed package's)
@@ -541,6 +542,18 @@ class Jobs:
         return self.composed.module_code("attnlab.claims.__main__", files=(
             CLAIMS_FILE, "configs/pipeline.yaml", *([reference] if (self.root / reference).is_file() else [])))
 
+    def measurement_records(self, variant: bool) -> dict[str, list[str]]:
+        """record_<table>: the records a measured table is built from (the files its measurements wrote, where
+        measurements write all it reads), which the report's provenance dates and names the commit of
+        (attnlab.report.made). The Winograd interventions are left out: their tables name their runs' commits."""
+        by_output, found = self.registry.by_output, {}
+        for table_id, spec in sorted(self.tables.items()):
+            inputs = (spec["variant_inputs"] if variant else None) or spec["inputs"]
+            made = {p: by_output[p].job.split("/")[0] for paths in inputs.values() for p in paths if p in by_output}
+            if made and all(job.startswith("measure_") and job != "measure_winograd_interventions" for job in made.values()):
+                found[f"record_{table_id}"] = sorted(made)
+        return found
+
     def trained_tables(self) -> list[str]:
         """The tables that read training runs (their claims are the trained ones, where the ledger does not say)."""
         by_output = self.registry.by_output
@@ -549,10 +562,12 @@ class Jobs:
                              for paths in spec["inputs"].values() for p in paths if p in by_output))
 
     def readme_links(self) -> dict[str, list[str]]:
-        """What the README's Results section links to: every table's Markdown and figure, the report, the cost table."""
+        """What the README's Results section links to: every table's Markdown and figure, the report, the cost table and
+        the cross-device twins (it says what each gives)."""
         return {"table": [f"{self.results}/tables/{t}.md" for t in sorted(self.tables)],
                 "figure": [self.figure_png(t) for t in sorted(self.tables) if self.tables[t]["figure"]],
-                "report": [f"{self.results}/report.html"], "time": [f"{self.results}/tables/pipeline_time.csv"]}
+                "report": [f"{self.results}/report.html"], "time": [f"{self.results}/tables/pipeline_time.csv"],
+                "devices": [f"{self.results}/tables/cross_device.csv"]}
 
     @functools.cached_property
     def readme_step(self) -> Step:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import base64
 import html
+import json
 import os
 import re
 import subprocess
@@ -49,8 +50,9 @@ from attnlab.views import declared, provenance_view, reader_view
 LOOKS = {"number": (NUMBER_COLOURS, NUMBER_MARKS), "point": (POINT_COLOURS, POINT_MARKS)}
 WORDS = {"number": NUMBER_WORDS, "point": POINT_WORDS}
 KINDS = ("analytic", "trained")
-PROVENANCE = ("commit", "device", "seed_ids", "run_dates")  # read as text: a commit of digits only is not a number
+PROVENANCE = ("commit", "device", "seed_ids", "run_dates", "torch")  # text: a commit of digits only is not a number
 DEVICE_KINDS = ("cpu", "cuda", "mps")  # what a record says where it names no model
+RECORD = "record_"  # record_<table>=<file>: the measurement records a measured table is built from
 # the page's style sheet, beside this module (part of the report's key: attnlab.jobs)
 STYLE_SHEET = "report.css"
 CSS = Path(__file__).with_name(STYLE_SHEET).read_text(encoding="utf-8")
@@ -99,8 +101,18 @@ def cell_html(cell, nested: bool = True, label: str = "") -> str:
 
 
 def sentence_html(cell) -> str:
-    """Text that wraps between its words and numbers, never at the hyphen inside a number (4.35e-05, -0.13)."""
-    return HYPHENATED.sub(r'<span class="num">\g<0></span>', esc(cell))
+    """Text that wraps between its words and numbers, never at the hyphen inside a number (4.35e-05, -0.13); a power
+    written with a caret (n^1.91) as a superscript."""
+    return superscripts(HYPHENATED.sub(r'<span class="num">\g<0></span>', esc(cell)))
+
+
+# a power written with a caret in plain text: n^1.91, n^a, s^(1/2)
+CARET = re.compile(r"(?<=[\w)])\^(-?\d+(?:\.\d+)?|[A-Za-z]\b|\([^()<>]*\))")
+
+
+def superscripts(text: str) -> str:
+    """n^1.91 → n<sup>1.91</sup>: a reader sees the power, not a caret."""
+    return CARET.sub(lambda m: f"<sup>{m[1][1:-1] if m[1].startswith('(') else m[1]}</sup>", text)
 
 
 def breakable(name: str) -> str:
@@ -138,12 +150,24 @@ def caption_html(rst: str) -> str:
     out = []
     for block in (b for b in re.split(r"\n\s*\n", caption_body(rst)) if b.strip()):
         lines = block.strip().splitlines()
-        if all(re.match(r"-\s", line) or line.startswith("  ") for line in lines) and lines[0].startswith("- "):
-            items = re.split(r"\n(?=- )", block.strip())
-            out.append("<ul>" + "".join(f"<li>{inline_html(i[2:])}</li>" for i in items) + "</ul>")
-        else:
+        start = list_start(lines)
+        if start is None:
             out.append(f"<p>{inline_html(block)}</p>")
+            continue
+        if start:  # a sentence that leads into its list, with no blank line between: a paragraph, then the list
+            out.append(f"<p>{inline_html(chr(10).join(lines[:start]))}</p>")
+        items = re.split(r"\n(?=- )", "\n".join(lines[start:]))
+        out.append("<ul>" + "".join(f"<li>{inline_html(i[2:])}</li>" for i in items) + "</ul>")
     return "\n".join(out)
+
+
+def list_start(lines: list[str]) -> int | None:
+    """Where a block's bullet list begins: the first '- ' line from which every line is an item or an item's
+    indented continuation; None where the block holds no such list."""
+    for i, line in enumerate(lines):
+        if line.startswith("- ") and all(re.match(r"-\s", rest) or rest.startswith("  ") for rest in lines[i:]):
+            return i
+    return None
 
 
 TITLE = re.compile(r"\A\s*(?P<title>[^\n]+)\n(?P<rule>[=\-~^]{3,})\s*\n")
@@ -163,7 +187,7 @@ def inline_html(text: str) -> str:
     """One paragraph's inline markup; odd pieces of a split are ``code`` or :math:`…`, taken as written (a
     star inside ``gap_*`` is not emphasis)."""
     pieces = re.split(r"(``.+?``|:math:`[^`]+`)", esc(" ".join(text.split())))
-    return "".join(emphasis_html(piece) if i % 2 == 0 else f"<code>{piece[2:-2]}</code>" if piece.startswith("``")
+    return "".join(superscripts(emphasis_html(piece)) if i % 2 == 0 else f"<code>{piece[2:-2]}</code>" if piece.startswith("``")
                    else f'<span class="math">{math_text(piece[7:-1])}</span>' for i, piece in enumerate(pieces))
 
 
@@ -174,8 +198,12 @@ def math_text(latex: str) -> str:
     latex = re.sub(r"\\sqrt\{([^{}]*)\}", lambda m: f"√{m[1]}" if re.fullmatch(r"\w+", m[1]) else f"√({m[1]})", latex)
     latex = re.sub(r"\\bar\s*(\w)", "\\1\u0304", latex)
     for a, b in ((r"\lVert ", "‖"), (r" \rVert", "‖"), (r"\alpha", "α"), (r"\cdot", "·"), (r"\propto", "∝"), (r"\sum_i", "Σᵢ"), (r"\pm", "±"), (r"\, ", " "), (r"\,", " "),
-                 ("^2", "²"), ("^{20}", "²⁰"), ("^{30}", "³⁰"), ("^{-8h/H}", "^(−8h/H)"), ("_{head}", "_head"),
-                 ("{", ""), ("}", ""), (" - ", " − ")):
+                 ("^2", "²"), ("^{20}", "²⁰"), ("^{30}", "³⁰"), ("^{-8h/H}", "<sup>−8h/H</sup>"), ("_{head}", "_head")):
+        latex = latex.replace(a, b)
+    # any other power a superscript (s^{1/2}, n^a): a reader sees no caret
+    latex = re.sub(r"\^\{([^{}]*)\}", r"<sup>\1</sup>", latex)
+    latex = re.sub(r"\^(\w+)", r"<sup>\1</sup>", latex)
+    for a, b in (("{", ""), ("}", ""), (" - ", " − ")):
         latex = latex.replace(a, b)
     return latex
 
@@ -255,10 +283,10 @@ def html_table(shown: pd.DataFrame, row_ids: list[str] | None = None) -> str:
     return f'<div class="scroll"><table><tr class="head">{head}</tr>{rows}</table></div>'
 
 
-def provenance_block(table_id: str, table: pd.DataFrame, csv: Path, git: "Git") -> str:
+def provenance_block(table_id: str, table: pd.DataFrame, csv: Path, git: "Git", records=()) -> str:
     """Where a table's numbers were made and the columns its reader's view leaves out, folded: one click away."""
     return (f'<details class="provenance"><summary>How each row was made, and the columns not shown</summary>'
-            f"{provenance(table, csv, git)}{html_table(provenance_view(table_id, table))}</details>")
+            f"{provenance(table, csv, git, records)}{html_table(provenance_view(table_id, table))}</details>")
 
 
 # ---------------------------------------------------------------- where the numbers were made
@@ -312,31 +340,100 @@ def dates_recovered(table: pd.DataFrame) -> int:
     return int(pd.to_numeric(table.get("dates_recovered", pd.Series(dtype=float)), errors="coerce").fillna(0).sum())
 
 
-def provenance(table: pd.DataFrame, csv: Path | None = None, git: Git | None = None) -> str:
-    """Where a section's numbers were made: every commit its table records with its runs and its date, else
-    the commit that last changed the table; the dates its runs ran on (and how many were recovered rather
-    than recorded); its devices by name with their runs, else the CPU (a measurement that records no device
-    ran on torch's default one); its seeds, each row's count where rows differ."""
+# the columns that say where a trained row's runs were made, and those that name its runs where a table has them:
+# rows alike in all of them read the same runs (a Winograd table's positions or heads, a hypothesis's claims)
+RUN_PROVENANCE = ("commit", "device", "torch", "run_dates", "dates_recovered", "seed_ids")
+RUN_IDENTITY = ("config_hash", "experiment", "run")
+
+
+def run_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """A table of runs, one row per set of runs: rows that read the same runs count them once. A measurement's
+    table (no commit or seeds of runs) keeps every row: each is a measurement of its own."""
+    if not any(c in table for c in ("commit", "seed_ids", "run_dates")):
+        return table
+    return table.drop_duplicates(subset=[c for c in (*RUN_PROVENANCE, *RUN_IDENTITY) if c in table])
+
+
+def record_stamp(path: Path) -> tuple[str, str] | None:
+    """(commit, date) a measurement record names itself: a JSON record's commit (+dirty) and measured_at (attnlab.data
+    stamps every record it writes), a CSV's commit and measured_at columns; the date may be '' (an older record that
+    named its commit only); None where it names no commit."""
+    try:
+        if path.suffix == ".json":
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(doc, dict) or not (doc.get("commit") or doc.get("measured_at")):
+                return None
+            return (str(doc.get("commit") or "")[:10] + ("+dirty" if doc.get("commit") and doc.get("dirty") else ""),
+                    str(doc.get("measured_at") or "")[:10])
+        if path.suffix == ".csv":
+            first = pd.read_csv(path, nrows=1, dtype=str)
+            if "commit" not in first or first["commit"].isna().all():
+                return None
+            commit = first["commit"].iloc[0]
+            return (commit[:10] + ("+dirty" if commit.endswith("+dirty") else ""),
+                    str(first["measured_at"].iloc[0])[:10] if "measured_at" in first else "")
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def made(records: list[Path], git: Git) -> list[str]:
+    """Where a measured table's numbers were made, from its records: the commit and date its records name (a
+    measurement's data files beside a record that names them are its own), else the commit that last changed them
+    (git: the published records from before records named their commit); empty where they say neither (new, and
+    not yet committed)."""
+    said, undated = {}, set()
+    for commit, date in filter(None, map(record_stamp, records)):
+        if not commit:  # measured in a tree without git (a copy sent to another machine): its date only
+            undated.add(date)
+            continue
+        said[commit] = date or git.dates([commit.split("+")[0]]).get(commit.split("+")[0], "date not in this clone")
+    if said or undated:
+        return ([f"measured at commit{'s' if len(said) > 1 else ''} " + ", ".join(f"{c} ({d})" for c, d in said.items())]
+                if said else []) + ([f"measured {', '.join(sorted(undated))} in a tree without git (no commit recorded)"]
+                                    if undated else [])
+    landed = [git.last_change(path) for path in records]
+    if not landed or not all(landed):
+        return []
+    commit, date = max(landed, key=lambda found: found[1])
+    return [f"measured before records named their commit; its record{'s' if len(records) > 1 else ''} last changed "
+            f"in commit {commit} ({date})"]
+
+
+def provenance(table: pd.DataFrame, csv: Path | None = None, git: Git | None = None,
+               records: list[Path] = ()) -> str:
+    """Where a section's numbers were made: every commit its table records with its runs and its date; for a
+    measured table, the commit and date each measurement record names (else the commit that last changed the record,
+    else the table); the dates its runs ran on (and how many were recovered rather than recorded); its devices by
+    name with their runs, else the CPU (a measurement that records no device ran on torch's default one); the torch
+    versions where its runs mix them; its seeds, each row's count where rows differ. Runs are counted once however
+    many rows read them (run_rows)."""
     git = git or Git()
     said = []
-    commits = recorded(table, "commit")
+    runs = run_rows(table)
+    commits = recorded(runs, "commit")
     if commits:
         dates = git.dates(list(commits))
         said.append(("commits " if len(commits) > 1 else "commit ") + ", ".join(
             f"{c} ×{n} ({dates[c.split('+')[0]]})" if c.split("+")[0] in dates else f"{c} ×{n} (not in this clone's history)"
             for c, n in commits.items()))
+    elif records and (from_records := made(list(records), git)):
+        said += from_records
     else:
         landed = git.last_change(csv) if csv else None
         said.append(f"numbers last changed in commit {landed[0]} ({landed[1]})" if landed
                     else "numbers not yet committed (built from this working tree)")
-    ran, recovered = run_dates(table), dates_recovered(table)
+    ran, recovered = run_dates(runs), dates_recovered(runs)
     if ran:
         said.append(f"runs dated {span(ran)}" + (f" ({recovered} of these runs' dates recovered from git: not before "
                                                  "their commit, not after their record landed)" if recovered else ""))
-    devices = recorded(table, "device")
+    devices = recorded(runs, "device")
     said.append(f"device{'s' if len(devices) > 1 else ''} " + ", ".join(f"{d} ×{n}" for d, n in devices.items())
                 if devices else "device cpu (torch's default: the measurement places nothing elsewhere)")
-    seeds = list(recorded(table, "seed_ids")) or list(recorded(table, "seed"))
+    versions = recorded(runs, "torch")
+    if len(versions) > 1:
+        said.append("torch " + ", ".join(f"{v} ×{n}" for v, n in versions.items()) + " (its runs mix torch versions)")
+    seeds = list(recorded(runs, "seed_ids")) or list(recorded(runs, "seed"))
     counts = sorted({int(n) for n in pd.to_numeric(table.get("seeds", pd.Series(dtype=float)), errors="coerce").dropna()})
     if seeds:
         per_row = f" ({counts[0]}–{counts[-1]} a row: the table's seeds)" if len(counts) > 1 else ""
@@ -534,10 +631,11 @@ def machines(frames: dict[str, pd.DataFrame]) -> list[str]:
 
 def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, captions: dict,
           claims_figure: list[Path] = (), folder: Path = Path("."), trained: set[str] = frozenset(),
-          git: Git | None = None, order: list[str] = ()) -> str:
+          git: Git | None = None, order: list[str] = (), records: dict | None = None) -> str:
     """The page; `folder`: where it is written, which its links to SVGs are relative to; `trained`: the
     tables that read training runs (a claim's kind where the ledger does not say); `order`: the tables in the
-    chapter's order (attnlab.tables.chapter_order, from the workflow; a table it does not name comes last)."""
+    chapter's order (attnlab.tables.chapter_order, from the workflow; a table it does not name comes last);
+    `records`: each measured table's measurement records (what its provenance dates and names the commit of)."""
     git = git or Git()
     place = {t: i for i, t in enumerate(order)}
     ids = sorted(tables, key=lambda t: (place.get(t, len(place)), t))
@@ -597,7 +695,7 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         rows = data_table(t, table, contradiction_anchors(table) if t == "contradictions" else None)
         parts.append(f"<details><summary>the table ({len(table)} rows)</summary>{rows}</details>"
                      if declared(t).place >= PIPELINE_OWN else rows)
-        parts.append(provenance_block(t, table, tables[t], git))
+        parts.append(provenance_block(t, table, tables[t], git, (records or {}).get(t, ())))
         csv = Path(os.path.relpath(tables[t], folder)).as_posix()
         parts.append(f'<p class="meta">Data: <a href="{esc(csv)}">{t}.csv</a> · <a href="{esc(csv[:-4])}.md">{t}.md</a>'
                      f" · rebuild it (and only what it needs): <code>.venv/bin/snakemake --cores 2 -f "
@@ -621,7 +719,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--order", default="", help="the tables in the chapter's order, comma-separated")
     parser.add_argument("inputs", nargs="*", help="table=<csv> figure=<png> caption=<rst> (rendered: attnlab.captions), "
                                                   "named by their stem; claims_figure=<png> (python -m attnlab.claims.plot: the ratios, then "
-                                                  "the panels, claims_missed.png)")
+                                                  "the panels, claims_missed.png); record_<table>=<file>: a measured "
+                                                  "table's measurement records")
     args = parser.parse_intermixed_args(argv)
     named = parse_named(args.inputs)
     by_id = {kind: {Path(p).stem: Path(p) for p in named.get(kind, [])} for kind in ("table", "figure", "caption")}
@@ -631,7 +730,9 @@ def main(argv: list[str] | None = None) -> None:
     page = build(args.profile, pd.read_csv(args.ledger), by_id["table"], by_id["figure"],
                  {t: p.read_text(encoding="utf-8") for t, p in by_id["caption"].items()},
                  claims_figure, args.out.parent,
-                 set(filter(None, args.trained.split(","))), order=args.order.split(","))
+                 set(filter(None, args.trained.split(","))), order=args.order.split(","),
+                 records={name.removeprefix(RECORD): [Path(p) for p in paths] for name, paths in named.items()
+                          if name.startswith(RECORD)})
     with atomic_path(args.out) as tmp:
         tmp.write_text(page, encoding="utf-8")
 

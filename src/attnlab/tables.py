@@ -129,7 +129,8 @@ def provenance(runs: list[dict]) -> dict:
     each with its seed count, most first ('2058215393 ×70, a5b45a3a77+dirty ×4': +dirty, +unverified where
     a dirty run is not shown to equal a run at its commit, +resumed where it resumed under another
     commit); the range of the runs' dates, and how many runs' dates were recovered rather than recorded;
-    the seeds (empty where a record lacks them). A run that is not publishable is refused."""
+    the seeds (empty where a record lacks them); the torch each ran under, with its seed count (a GPU image's torch
+    beside the pinned one shows). A run that is not publishable is refused."""
     for run in runs:
         check_publishable(run)
     dates = [d for r in runs for d in (r.get("started_at"), r.get("finished_at")) if d]
@@ -137,7 +138,8 @@ def provenance(runs: list[dict]) -> dict:
             "device": counted([r.get("device_name") or r["device"] for r in runs if r.get("device")]),
             "run_dates": f"{min(dates)[:10]} – {max(dates)[:10]}" if dates else "",
             "dates_recovered": sum("finished_at" in r.get("recovered", {}) for r in runs),
-            "seed_ids": seed_ids(r.get("seed") for r in runs)}
+            "seed_ids": seed_ids(r.get("seed") for r in runs),
+            "torch": counted([r["torch"] for r in runs if r.get("torch")])}
 
 
 def counted(values: list[str] | Counter) -> str:

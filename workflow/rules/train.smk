@@ -64,7 +64,7 @@ rule winograd_train:
 # that trains them folded into one model (train.seed_batch): the files rule train writes, per seed. A group's
 # outputs are several seeds' files, which no wildcard pattern names: one rule per group, and Snakemake prefers a
 # rule without wildcards to rule train for them. A seed with results is never in a group, so a batch never
-# retrains a published seed. It pays on a GPU, not on a CPU (table runs_per_hour): pipeline.yaml keeps 1.
+# retrains a published seed. What it buys: table runs_per_hour, per device and precision; pipeline.yaml keeps 1.
 def seed_group_rule(name: str, steps: list, inputs: dict, command: str) -> None:
     rule:
         name: name

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     readme.add_argument("--readme", default="README.md")
     readme.add_argument("--out", help="also write the section here (the pipeline's record of it)")
     readme.add_argument("links", nargs="*", help="table=<path.md>, figure=<path.png>, report=<report.html>, "
-                                                 "time=<pipeline_time.csv>")
+                                                 "time=<pipeline_time.csv>, devices=<cross_device.csv>")
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
@@ -93,11 +93,11 @@ def variant_tables(profile: str, seeds: int) -> list[Path]:
 
 
 def write_readme_section(ledger_path: Path, readme_path: Path, link_args: list[str], out: str | None) -> pd.DataFrame:
-    links = {"table": [], "figure": [], "report": [], "time": []}
+    links = {"table": [], "figure": [], "report": [], "time": [], "devices": []}
     for item in link_args:
         kind, sep, path = item.partition("=")
         if not sep or kind not in links:
-            raise ClaimsError(f"expected table=, figure=, report= or time=<path>, got {item!r}")
+            raise ClaimsError(f"expected table=, figure=, report=, time= or devices=<path>, got {item!r}")
         links[kind].append(path)
     if not readme_path.exists():
         raise ClaimsError(f"{readme_path} does not exist")

@@ -17,7 +17,7 @@ from attnlab.claims.render import describe_check, describe_claim, show, show_cha
 from attnlab.claims.rules import (NO_POINT, NUMBER_WORD, POINT_WORD, ROOT, TARGET_CHECKS, TWIN_BEYOND_SPREAD,
                                   TWIN_NOT_RUN, ClaimsError, load_looks, rounding)
 from attnlab.claims.stats import Sample
-from attnlab.tables import SEEDS_SUFFIX
+from attnlab.tables import SEEDS_SUFFIX, per_seed
 
 MIN_REPEATS = 5  # a timing is judged on at least this many repeated measurements
 # a seed plan's amendments (configs/pipeline.yaml) that say it was written after its row's seeds were trained
@@ -473,6 +473,7 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False, re
                    seed_sets=" · ".join(map(str, sorted(value.counts, reverse=True))) if len(value.counts) > 1 else "")
         if claim.get("modes"):
             row["reproduced"] = modes_text(value)
+        row["reproduced"] += table_cell_note(claim, tables)
         conclusion, concluded = claim.get("conclusion"), None
         read_apart = bool(conclusion) and "value" in conclusion
         c_value = estimate(conclusion["value"], tables, claim["table"]) if read_apart else value
@@ -517,6 +518,34 @@ def judge(claim: dict, tables: dict, looks: int = 1, shortened: bool = False, re
         row["would_decide"] = f"{to_decide} seeds per row" if to_decide else ""
     row["reason"] = claim.get("reason", "") if number in ("DIFFERS", "OPEN") or point in ("FAILS", "OPEN") else ""
     return Judgement(**row, why=rule.why, note=point_why, to_decide=to_decide)
+
+
+def table_cell_note(claim: dict, tables: dict) -> str:
+    """Where the claim reads one cell whose table prints another summary of the values the ledger reads (a timing
+    table's fit or ratio of the median times, beside the mean of each repeat's own), ' (over the repeats; the
+    table's <column>, from their medians: <cell>)': one quantity never reads as two values. Empty where the cell is
+    the mean of its values (every trained table), or the claim reads more than one cell."""
+    node = claim["value"]
+    if not (isinstance(node, dict) and isinstance(node.get("column"), str) and node.get("reduce") in (None, "last", "first")
+            and not any(k in node for k in ("matches", "per_seed", "lead", "columns"))):
+        return ""
+    table_id = node.get("table", claim["table"])
+    df, column = tables.get(table_id), node["column"]
+    if df is None or column not in df or f"{column}{SEEDS_SUFFIX}" not in df:
+        return ""
+    try:
+        rows = select(df, node.get("where", {}), table_id)
+    except Missing:
+        return ""
+    cells = rows[pd.to_numeric(rows[column], errors="coerce").notna()]
+    if not len(cells) or (len(cells) > 1 and node.get("reduce") is None):
+        return ""
+    cell = cells.iloc[0 if node.get("reduce") == "first" else -1]
+    values = per_seed(cell[f"{column}{SEEDS_SUFFIX}"])
+    if len(values) < 2 or np.isclose(float(cell[column]), np.mean(values), rtol=1e-9, atol=0):
+        return ""
+    over, of = ("the repeats", "from their medians") if column in claim.get("timing", []) else ("the seeds", "its own summary")
+    return f" (over {over}; the table's {column}, {of}: {show_number(float(cell[column]))})"
 
 
 def modes_text(value: Sample) -> str:

@@ -39,7 +39,7 @@ from matplotlib.transforms import blended_transform_factory  # noqa: E402
 
 from attnlab import style  # noqa: E402
 from attnlab.claims import stats  # noqa: E402
-from attnlab.claims.render import counted, is_judged_loosely  # noqa: E402
+from attnlab.claims.render import counted, is_judged_loosely, without_table_note  # noqa: E402
 from attnlab.claims.rules import NO_POINT, NUMBER_WORDS, POINT_WORDS  # noqa: E402
 
 # one number as the ledger writes it (render.show, show_chapter): 1,115,394 · 60.1 ± 0.4814 · 1.19e-07
@@ -58,7 +58,7 @@ VALUE = re.compile(r"(-?[\d,]*\.?\d+(?:e[-+]?\d+)?)(?: ± (-?[\d,]*\.?\d+(?:e[-+
 
 def number(cell: str) -> float | None:
     """A ledger cell's one number (a mean ± sd: the mean), or None for words, lists and the empty."""
-    found = NUMBER.fullmatch(cell.strip())
+    found = NUMBER.fullmatch(without_table_note(cell.strip()))
     return float(found.group(1).replace(",", "")) if found else None
 
 
@@ -109,7 +109,7 @@ def as_float(text: str) -> float:
 def spread_values(cell: str) -> list[tuple[float, float]] | None:
     """Each value of a ledger cell with its sd over seeds (0 where it has none): '60.23 ± 0.49',
     '[0.1973 ± 0.2086, 0.1557 ± 0.1970]', '1,024'; None for words."""
-    cell = cell.strip()
+    cell = without_table_note(cell.strip())
     items = cell[1:-1].split(", ") if cell.startswith("[") and cell.endswith("]") and "[" not in cell[1:] else [cell]
     found = [VALUE.fullmatch(item.strip()) for item in items]
     if not items or not all(found):

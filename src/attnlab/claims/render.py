@@ -25,6 +25,13 @@ KINDS = ("trained", "analytic")
 # a cell that is one list ([…], its items lists at most one level deep), and the ", " between its items
 LIST = re.compile(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\]")
 LIST_ITEM = re.compile(r", (?![^\[]*\])")
+# what a `reproduced` cell adds where the table prints another summary of the values it reads (evaluate.table_cell_note)
+TABLE_CELL_NOTE = re.compile(r" \(over the \w+; the table's [^()]*\)$")
+
+
+def without_table_note(cell: str) -> str:
+    """A `reproduced` cell without its note on the table's own summary: the value the ledger judged."""
+    return TABLE_CELL_NOTE.sub("", cell)
 
 
 # ---------------------------------------------------------------- numbers and rules as text
@@ -284,13 +291,67 @@ def readme_section(df: pd.DataFrame, readme_dir: Path, links: dict[str, list[str
         per_device = cost[cost["family"] != "all"].groupby("device")[["runs", "train_hours"]].sum()
         lines += ["Training cost of this profile, from each run's own clock: " + "; ".join(
             f"{int(r.runs)} runs on {device}, {r.train_hours:.2f} h" for device, r in per_device.iterrows())
-            + f" (per family: {link(path, 'pipeline_time')}).", ""]
+            + f" (per family: {link(path, 'pipeline_time')}). " + all_cpu_text(cost), ""]
+    for path in links.get("devices", []):
+        lines += [cross_device_text(pd.read_csv(path), link(Path(path).with_suffix(".md"), "cross_device")), ""]
     if links.get("table"):
         lines += ["Tables: " + " · ".join(link(p) for p in sorted(links["table"])), ""]
     if links.get("figure"):
         lines += ["Figures: " + " · ".join(link(p) for p in sorted(links["figure"])), ""]
     lines += ["What each word means:", "", *word_definitions(df), "", README_END]
     return "\n".join(lines)
+
+
+def all_cpu_hours(cost: pd.DataFrame) -> tuple[float, int, list[str]]:
+    """(hours, steps, families left out): every step the profile trained (each family's, on every device), at that
+    family's mean ms per step on a CPU, the `pipeline_time` table's cpu row; a family with no CPU row is left out."""
+    families = cost[cost["family"] != "all"]
+    hours, steps, left_out = 0.0, 0, []
+    for family, rows in families.groupby("family", sort=False):
+        cpu = rows[rows["device"].astype(str) == "cpu"]
+        if cpu.empty or pd.isna(cpu["ms_per_step"].iloc[0]):
+            left_out.append(str(family))
+            continue
+        family_steps = int(rows["steps"].sum())
+        hours += family_steps * float(cpu["ms_per_step"].iloc[0]) / 3.6e6
+        steps += family_steps
+    return hours, steps, left_out
+
+
+def all_cpu_text(cost: pd.DataFrame) -> str:
+    """What the profile's training costs on a CPU alone: the run clocks count runs on a GPU at their GPU speed, so
+    their sum is not what a CPU rerun takes."""
+    hours, steps, left_out = all_cpu_hours(cost)
+    if not steps:
+        return "No family has a CPU row, so what a CPU rerun takes is not estimated."
+    said = (f"Trained again all on a CPU like ours, one run per process, its {steps:,} steps would take about "
+            f"{hours:,.0f} h at each family's mean CPU ms per step (pipeline_time's cpu rows)")
+    return said + (f", without {', '.join(left_out)} (no CPU row)" if left_out else "") + (
+        ": the all-CPU hours, not the sum of the run clocks.")
+
+
+def cross_device_text(twins: pd.DataFrame, table_link: str) -> str:
+    """How runs published from a GPU compare with the same seed retrained on a CPU, as the cross_device table says:
+    how many of its twins agree to float tolerance, and the others with how far apart they are."""
+    from attnlab.claims.rules import TWIN_NOT_RUN
+    ran = twins[twins["verdict"].astype(str) != TWIN_NOT_RUN]
+    if twins.empty:
+        return f"No published run of this profile was trained on a GPU ({table_link})."
+    if ran.empty:
+        return (f"Runs published from a GPU: none has a CPU twin trained yet ({table_link}), so whether a rerun on a "
+                "CPU gives them back is not checked.")
+    agree = ran[ran["verdict"].astype(str).str.startswith("agree")]
+    tolerance = show_number(float(ran["float_tolerance"].max()))
+    said = (f"Runs published from a GPU against the same seed retrained on a CPU ({table_link}): {len(agree)} of the "
+            f"{len(ran)} twins trained agree to float tolerance (relative {tolerance} in every statistic the ledger "
+            "reads)")
+    apart = ran.drop(agree.index)
+    if apart.empty:
+        return said + "."
+    each = "; ".join(f"{r.run} seed {r.seed}, by {show_number(float(r.largest_rel_diff))} in {r.largest_in}, its "
+                     f"held-out result {show_number(float(r.in_row_sds))} seed sd of its row from the GPU run's"
+                     for r in apart.itertuples())
+    return said + f"; {len(apart)} differ beyond it ({each})."
 
 
 def splice_readme(readme: Path, *sections: str) -> None:

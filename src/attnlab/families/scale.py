@@ -208,7 +208,7 @@ def scale_training(inputs) -> pd.DataFrame:
             "seeds": columns["divided"]["seeds"],
             "diverged_at": "/".join(columns[v]["diverged_at"] for v in VARIANTS).strip("/"),
             "config_hash": "/".join(columns[v]["config_hash"] for v in VARIANTS),
-            **provenance(runs["divided"]),
+            **provenance(runs["divided"] + runs["undivided"]),  # both variants' runs: each counted once
         })
     return pd.DataFrame(out)
 
