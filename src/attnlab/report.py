@@ -144,11 +144,20 @@ def row_anchor(claim_id: str, hypothesis_id: str) -> str:
     return f"tried-{claim_id}-{hypothesis_id}"
 
 
+# a caption's paragraphs on how its table was made, between these two comment lines of its template (each a
+# paragraph of its own): folded in the report under the first's words, the finding left in view
+FOLD, FOLD_END = ".. how it was made", ".. end of how it was made"
+
+
 def caption_html(rst: str) -> str:
     """A caption's reStructuredText as HTML: its title left out (the section's heading), paragraphs, bullet
-    lists ('- ' lines), ``code``, **strong**, *emphasis* and :math:`formulas`, nothing more."""
+    lists ('- ' lines), ``code``, **strong**, *emphasis* and :math:`formulas`, nothing more; the paragraphs between
+    FOLD and FOLD_END folded."""
     out = []
     for block in (b for b in re.split(r"\n\s*\n", caption_body(rst)) if b.strip()):
+        if block.strip() in (FOLD, FOLD_END):
+            out.append(f'<details class="how"><summary>{FOLD[3:]}</summary>' if block.strip() == FOLD else "</details>")
+            continue
         lines = block.strip().splitlines()
         start = list_start(lines)
         if start is None:
@@ -255,12 +264,13 @@ def ledger_table(ledger: pd.DataFrame) -> str:
 
 
 def section_claims(claims: pd.DataFrame) -> str:
-    """Under a table's caption, its claims in a line each: the two words, linked to the claim's row of the ledger."""
-    items = "".join(f'<li><a href="#{esc(claim_anchor(c.id))}"><code>{breakable(c.id)}</code></a> '
-                    f"{verdict_mark('number', c.number)}"
-                    + (f" {verdict_mark('point', c.point)}" if c.point != NO_POINT else "") + "</li>"
-                    for c in claims.itertuples())
-    return f'<ul class="claims">{items}</ul>'
+    """Under a table's caption, its claims one after another: each with its two words, linked to its row of the
+    ledger."""
+    items = " · ".join(f'<span class="claim"><a href="#{esc(claim_anchor(c.id))}"><code>{breakable(c.id)}</code></a> '
+                       f"{verdict_mark('number', c.number)}"
+                       + (f" {verdict_mark('point', c.point)}" if c.point != NO_POINT else "") + "</span>"
+                       for c in claims.itertuples())
+    return f'<p class="claims">Its claims: {items}</p>'
 
 
 def data_table(table_id: str, table: pd.DataFrame, anchors: dict | None = None) -> str:
@@ -283,10 +293,20 @@ def html_table(shown: pd.DataFrame, row_ids: list[str] | None = None) -> str:
     return f'<div class="scroll"><table><tr class="head">{head}</tr>{rows}</table></div>'
 
 
-def provenance_block(table_id: str, table: pd.DataFrame, csv: Path, git: "Git", records=()) -> str:
-    """Where a table's numbers were made and the columns its reader's view leaves out, folded: one click away."""
-    return (f'<details class="provenance"><summary>How each row was made, and the columns not shown</summary>'
-            f"{provenance(table, csv, git, records)}{html_table(provenance_view(table_id, table))}</details>")
+def provenance_block(table_id: str, table: pd.DataFrame, csv: Path, git: "Git", records=(), links: str = "") -> str:
+    """Where a table's numbers were made, the columns its reader's view leaves out, its files and how to rebuild
+    it, folded: one click away."""
+    return (f'<details class="provenance"><summary>How each row was made, the columns not shown, the data</summary>'
+            f"{provenance(table, csv, git, records)}{html_table(provenance_view(table_id, table))}{links}</details>")
+
+
+def data_links(table_id: str, csv: Path, folder: Path, profile: str) -> str:
+    """A table's files, linked from the report's folder, and the command that rebuilds it alone."""
+    href = Path(os.path.relpath(csv, folder)).as_posix()
+    return (f'<p class="meta">Data: <a href="{esc(href)}">{table_id}.csv</a> · <a href="{esc(href[:-4])}.md">'
+            f'{table_id}.md</a> · <a href="{esc(href[:-4])}.provenance.md">{table_id}.provenance.md</a> · rebuild it '
+            f"(and only what it needs): <code>.venv/bin/snakemake --cores 2 -f {esc(csv)} --config "
+            f"profile={esc(profile)}</code></p>")
 
 
 # ---------------------------------------------------------------- where the numbers were made
@@ -695,11 +715,8 @@ def build(profile: str, ledger: pd.DataFrame, tables: dict, figures: dict, capti
         rows = data_table(t, table, contradiction_anchors(table) if t == "contradictions" else None)
         parts.append(f"<details><summary>the table ({len(table)} rows)</summary>{rows}</details>"
                      if declared(t).place >= PIPELINE_OWN else rows)
-        parts.append(provenance_block(t, table, tables[t], git, (records or {}).get(t, ())))
-        csv = Path(os.path.relpath(tables[t], folder)).as_posix()
-        parts.append(f'<p class="meta">Data: <a href="{esc(csv)}">{t}.csv</a> · <a href="{esc(csv[:-4])}.md">{t}.md</a>'
-                     f" · rebuild it (and only what it needs): <code>.venv/bin/snakemake --cores 2 -f "
-                     f"{esc(tables[t])} --config profile={esc(profile)}</code></p>")
+        parts.append(provenance_block(t, table, tables[t], git, (records or {}).get(t, ()),
+                                      data_links(t, tables[t], folder, profile)))
         if t in figures:
             parts.append(figure_html(figures[t], f"figure {t}", folder))
         parts.append("</section>")

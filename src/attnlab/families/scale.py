@@ -13,7 +13,7 @@ import pandas as pd
 from attnlab import style
 from attnlab.plots import figure
 from attnlab.runs import ONEHOT_WEIGHT, evals_of, load_runs, run_config
-from attnlab.tables import held_out, provenance, run_columns, seed_columns, table, transposed
+from attnlab.tables import for_people, held_out, provenance, run_columns, seed_columns, table, transposed
 
 VARIANTS = ("divided", "undivided")
 SERIES = {variant: style.series(i) for i, variant in enumerate(VARIANTS)}
@@ -387,7 +387,22 @@ def sweep_inputs(jobs, variant: bool) -> dict:
                                                    for run in SQRT_DK_RUNS}}
 
 
-@table("sqrt_dk_sweep", shown=("number", "chapter", "at_1e-3", "at_3e-3", "at_4e-3", "at_5e-3", "at_6e-3", "finding"), place=280, reads=sweep_inputs, code_files=("configs/claims.yaml",))
+def rates_read(df: pd.DataFrame, chapter: dict) -> pd.DataFrame:
+    """The reader's view of sqrt_dk_sweep: each number, the chapter's, and at each rate where one run of ours lands
+    and whether the chapter's fits there (the ledger's word, the interval's detail, the bands and the plans: the
+    provenance view); the last row's answer in its first cell."""
+    rates = [c for c in df.columns if c.startswith("at_")]
+    shown, _ = for_people(df[["number", "chapter", *rates]], shared_columns=())
+    cut = {r"(fits|misses): [^;]*?\((\d+) seeds\)": r"\1, \2 seeds",  # the ledger's word and why: the provenance
+           r" \(one-hot share [^)]*\)": ""}                               # the shares behind a head's state
+    for pattern, by in cut.items():
+        shown[rates] = shown[rates].replace(pattern, by, regex=True)
+    answer = df["finding"].notna() & (df["finding"].astype(str) != "")
+    shown.loc[answer, "number"] = [f"{n}: {f}" for n, f in zip(df.loc[answer, "number"], df.loc[answer, "finding"])]
+    return shown
+
+
+@table("sqrt_dk_sweep", view=rates_read, place=280, reads=sweep_inputs, code_files=("configs/claims.yaml",))
 def sqrt_dk_sweep(inputs) -> pd.DataFrame:
     from attnlab.claims.lr_sweep import sweep_rows
     from attnlab.claims.rules import load_claims
