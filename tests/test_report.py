@@ -408,3 +408,11 @@ def test_the_front_names_each_machine_once():
     timings = pd.DataFrame({"device": ["AMD EPYC (2 cores)", "AMD EPYC (2 cores)"]})
     cost = pd.DataFrame({"device": ["cpu ×2"]})
     assert report.machines({"ladder": runs, "throughput": timings, "pipeline_time": cost}) == ["AMD EPYC", "NVIDIA H200"]
+
+
+def test_how_a_table_was_made_is_folded_and_its_finding_stays_in_view():
+    rst = ("Title\n=====\n\n.. how it was made\n\nEleven models, trained so.\n\n.. end of how it was made\n\n"
+           "The one block ends at 38.01.\n")
+    html = report.caption_html(rst)
+    assert html.index("<details") < html.index("Eleven models") < html.index("</details>") < html.index("The one block")
+    assert ".. how" not in html

@@ -138,3 +138,26 @@ def test_training_tables_pair_the_variants(tmp_path):
     runaway = scale.score_runaway({"divided": inputs[d1024.divided], "undivided": inputs[d1024.undivided]})
     assert runaway.set_index("variant")["score_std_final"].to_dict() == {"divided": 2.0, "undivided": 5000.0}
     assert runaway["score_std_init"].tolist() == [1.0, 21.0]
+
+
+@pytest.mark.parametrize("shares, kind", [
+    ([0.0, 0.6, 0.9, 0.95, 0.97, 0.96], "locked early"),    # one-hot by a fifth of training, and stays
+    ([0.0, 0.2, 0.3, 0.2, 0.7, 0.95], "hardened late"),     # soft while it learns, one-hot at the end
+    ([0.0, 0.6, 0.4, 0.2, 0.1, 0.05], "soft"),              # a passing spike, soft at the end
+])
+def test_a_heads_collapse_is_named_by_when_it_happened(shares, kind):
+    from attnlab.claims.lr_sweep import collapse_kind
+    evals = pd.DataFrame({"step": [0, 200, 400, 600, 800, 1000], "block1_onehot_share": shares})
+    assert collapse_kind(evals) == kind
+
+
+def test_the_sweep_names_each_collapsed_seeds_kind_and_says_so_per_rate():
+    """The published sweep: at 6e-3 the divided head's seeds split into both kinds, each seed named once; the
+    undivided head's row exists at every rate it was trained."""
+    from pathlib import Path
+    sweep = pd.read_csv(Path(__file__).resolve().parents[1] / "results/full/tables/sqrt_dk_sweep.csv")
+    soft = sweep[sweep["claim"] == "divided_soft"].iloc[0]
+    assert "locked early: seeds" in soft["at_6e-3"] and "hardened late: seeds" in soft["at_6e-3"]
+    undivided = sweep[sweep["claim"] == "undivided_kinds"].iloc[0]
+    assert all(str(undivided[c]).startswith("collapsed") for c in sweep.columns
+               if c.startswith("at_") and isinstance(undivided[c], str))

@@ -177,3 +177,29 @@ def test_a_seed_is_classified_by_what_its_patches_move(adjective, first, second,
 def test_a_site_with_no_counted_pair_moves_nothing():
     rec = record(READ_IN_BLOCK_2, CARRIED, FETCHED, pairs=0)
     assert circuit_of(rec)[1].count("no single patch") == 3
+
+
+def test_the_composed_row_counts_the_seeds_of_the_circuits_that_compose_the_blocks():
+    """winograd_circuits' row for the chapter's general point: its seeds are those of the two-hop circuit, its mirror
+    and the adjective brought first, each seed counted once (its shows_it, seed by seed, the sum of theirs)."""
+    import pandas as pd
+    from pathlib import Path
+    from attnlab.families.winograd import COMPOSED, COMPOSED_KIND
+    from attnlab.tables import per_seed
+    for profile in ("full", "quick"):
+        df = pd.read_csv(Path(__file__).resolve().parents[1] / f"results/{profile}/tables/winograd_circuits.csv")
+        composed = df[df["kind"] == COMPOSED_KIND].iloc[0]
+        parts = df[df["kind"].isin(COMPOSED)]
+        assert composed["seeds_with_it"] == parts["seeds_with_it"].sum()
+        by_seed = [sum(s) for s in zip(*(per_seed(c) for c in parts["shows_it_seeds"]))]
+        assert per_seed(composed["shows_it_seeds"]) == by_seed and max(by_seed) <= 1
+
+
+def test_the_heads_are_read_per_circuit_class_and_the_classes_hold_every_seed():
+    import pandas as pd
+    from pathlib import Path
+    from attnlab.families.winograd import EVERY_SEED, READ_ZEROED
+    for profile in ("full", "quick"):
+        df = pd.read_csv(Path(__file__).resolve().parents[1] / f"results/{profile}/tables/winograd_heads.csv")
+        intact = df[df["zeroed"] == READ_ZEROED[0]].set_index("circuit")["seeds"]
+        assert intact[EVERY_SEED] == intact.drop(EVERY_SEED).sum() and len(intact) > 2
