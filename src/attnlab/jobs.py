@@ -26,7 +26,7 @@ from attnlab.claims.rules import ClaimsError
 from attnlab.config import (CONFIG_DIR, ROOT, ConfigError, check_train, compose, config_hash, data_hash, experiments,
                             model_config)
 from attnlab.layout import digest, run_folder, run_job, seed_groups, seed_key, variant_label, variant_name
-from attnlab.report import STYLE_SHEET
+from attnlab.readable import STYLE_SHEET
 from attnlab.steps import Composed, Registry, Step, code_hash, refuse
 from attnlab.tables import chapter_order
 
@@ -528,7 +528,7 @@ class Jobs:
         # the report's sections follow the tables' declared places (attnlab.tables.chapter_order): part of its key
         # the repository's style sheet beside the module (as attnlab.config.source_files reads the repository's
         # files, not the installed package's)
-        style = f"src/attnlab/{STYLE_SHEET}"
+        style = f"src/attnlab/{STYLE_SHEET.name}"
         page = self.step("report", digest(self.composed.module_code("attnlab.report", files=(style,)),
                                           self.trained_tables(), chapter_order()),
                          [f"{home}/report.html"], report_inputs, derived=True, home=home)

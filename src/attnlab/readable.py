@@ -45,6 +45,7 @@ WINDOW_PX = 800    # the narrowest window the report is read at (issue 70: a ref
 READABLE_PX = 8    # the smallest text the report may show at it, in CSS px
 FONT_SCALE = 100   # matplotlib.textpath.TextToPath.FONT_SCALE: glyph paths are drawn this many units tall
 RASTER_TEXT = "raster-text-"  # an <image>'s id: the smallest text inside the picture, in its pixels
+# the report's style sheet, beside this module: the one declaration of it (the report reads it, its key covers it)
 STYLE_SHEET = Path(__file__).with_name("report.css")
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -41,6 +41,7 @@ from attnlab.claims.rules import NO_POINT, NUMBER_WORDS, POINT_WORDS
 from attnlab.claims.plot import MISSED
 from attnlab.claims.stats import LEVEL
 from attnlab.data import atomic_path
+from attnlab.readable import STYLE_SHEET
 from attnlab.families.throughput import NOT_ON_A_GPU
 from attnlab.style import NUMBER_COLOURS, NUMBER_MARKS, POINT_COLOURS, POINT_MARKS
 from attnlab.tables import PIPELINE_OWN, parse_named, tally
@@ -53,9 +54,8 @@ KINDS = ("analytic", "trained")
 PROVENANCE = ("commit", "device", "seed_ids", "run_dates", "torch")  # text: a commit of digits only is not a number
 DEVICE_KINDS = ("cpu", "cuda", "mps")  # what a record says where it names no model
 RECORD = "record_"  # record_<table>=<file>: the measurement records a measured table is built from
-# the page's style sheet, beside this module (part of the report's key: attnlab.jobs)
-STYLE_SHEET = "report.css"
-CSS = Path(__file__).with_name(STYLE_SHEET).read_text(encoding="utf-8")
+# the page's style sheet (attnlab.readable.STYLE_SHEET: part of the report's key, attnlab.jobs)
+CSS = STYLE_SHEET.read_text(encoding="utf-8")
 
 
 # a cell that holds one number (the tables' and the ledger's: 1,115,394 · 60.1 ± 0.4814 · 1.19e-07 · 10/10)
