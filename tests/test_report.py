@@ -215,7 +215,7 @@ def test_a_list_right_after_its_sentence_is_a_list():
     src = C.Sources("full", {p.stem: p for p in (ROOT / "results/full/tables").glob("*.csv")},
                     ROOT / "results/full/claims.csv", ROOT / "results/full")
     shown = report.caption_html(C.render(text, src, "sqrt_dk_sweep"))
-    assert re.search(r"<p>Against the chapter: [^<]*</p>\s*<ul>(<li>The [^<]*</li>){6}</ul>", shown)
+    assert re.search(r"<p>Against the chapter: [^<]*</p>\s*<ul>(<li>The [^<]*</li>){6}<li>Whether .*?</li></ul>", shown)
 
 
 def test_a_power_shows_as_a_superscript_not_a_caret():
