@@ -36,26 +36,56 @@ def printed(value) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
+# a claim's read of one column that lands on one cell of it: the row a reduction picks
+PICKS = {"first": lambda cells: cells.index[0], "last": lambda cells: cells.index[-1],
+         "max": lambda cells: cells.idxmax(), "min": lambda cells: cells.idxmin()}
+PLAIN = {"column", "where", "table", "per_seed"}
+
+
+def cells_read(node, table_id: str, df: pd.DataFrame) -> list[tuple[str, int]] | None:
+    """The cells (column, row index) an expression of configs/claims.yaml reads from this table, in its order, where
+    it reads plain cells: a column at the rows its `where` selects, one row of them a reduction picks (first,
+    last, max, min), columns at those rows (a matrix, row by row), or a list of such reads; None for anything else
+    (a ratio, a fit)."""
+    if isinstance(node, dict) and set(node) == {"values"}:
+        found = [cells_read(n, table_id, df) for n in node["values"]]
+        return None if any(f is None for f in found) else [cell for f in found for cell in f]
+    if isinstance(node, dict) and "columns" in node and not set(node) - {"columns", "where", "table"}:
+        if node.get("table", table_id) != table_id or not set(node["columns"]) <= set(df.columns):
+            return None
+        try:  # a matrix, row by row
+            return [(c, i) for i in select(df, node.get("where"), table_id).index for c in node["columns"]]
+        except Missing:
+            return None
+    if not (isinstance(node, dict) and "column" in node and not set(node) - PLAIN - {"reduce"}):
+        return None
+    if node.get("table", table_id) != table_id or node["column"] not in df.columns or node.get("reduce", "first") not in PICKS:
+        return None
+    try:
+        rows = select(df, node.get("where"), table_id)
+    except Missing:
+        return None
+    if "reduce" not in node:
+        return [(node["column"], i) for i in rows.index]
+    cells = pd.to_numeric(rows[node["column"]], errors="coerce").dropna()
+    return [(node["column"], PICKS[node["reduce"]](cells))] if len(cells) else None
+
+
 def chapter_cells(table_id: str, df: pd.DataFrame, claims: list[dict] | None = None) -> dict[str, dict[int, str]]:
-    """{column: {row index: the chapter's number}} for every claim that reads cells of this table plainly (a
-    column at the rows its `where` selects) and whose chapter value is a number, or a list with one per row."""
+    """{column: {row index: the chapter's number}} for every claim of this table whose chapter value is a number
+    (or a list, one per cell) and which reads plain cells (cells_read)."""
     found: dict[str, dict[int, str]] = {}
     for claim in claims if claims is not None else load_claims():
-        node, chapter = claim["value"], claim["chapter"]
-        if not (isinstance(node, dict) and "column" in node and not set(node) - {"column", "where", "table", "per_seed"}):
+        if claim["table"] != table_id:
             continue
-        if node.get("table", claim["table"]) != table_id or node["column"] not in df.columns:
-            continue
-        try:
-            rows = select(df, node.get("where"), table_id)
-        except Missing:
-            continue
+        chapter = claim["chapter"]
         values = chapter if isinstance(chapter, list) else [chapter]
-        if len(values) != len(rows) or not all(is_number(v) for v in values):
+        values = [v for row in values for v in (row if isinstance(row, list) else [row])]  # a matrix, row by row
+        cells = cells_read(claim["value"], table_id, df)
+        if cells is None or len(values) != len(cells) or not all(is_number(v) for v in values):
             continue
-        cells = found.setdefault(node["column"], {})
-        for index, value in zip(rows.index, values):
-            cells[index] = printed(value)
+        for (column, index), value in zip(cells, values):
+            found.setdefault(column, {})[index] = printed(value)
     return found
 
 
@@ -88,8 +118,12 @@ def reader_view(table_id: str, df: pd.DataFrame, claims: list[dict] | None = Non
 
 
 def with_chapter(shown: pd.DataFrame, chapter: dict[str, dict[int, str]]) -> pd.DataFrame:
-    """`shown` with a `chapter` column after each column the chapter prints (`chapter (<column>)` where several)."""
+    """`shown` with a `chapter` column after each column the chapter prints (`chapter (<column>)` where several);
+    where those would pass MAX_COLUMNS, one `chapter` column at the end, each row's numbers named by column."""
     named = [c for c in shown.columns if c in chapter]
+    if named and len(shown.columns) + len(named) > MAX_COLUMNS:
+        return shown.assign(**{CHAPTER: [" · ".join(f"{c} {chapter[c][i]}" for c in named if i in chapter[c])
+                                         for i in shown.index]})
     out = pd.DataFrame(index=shown.index)
     for column in shown.columns:
         out[column] = shown[column]

@@ -68,7 +68,7 @@ def path_frame(measurement: dict) -> pd.DataFrame:
     return df
 
 
-@table("attention_scaling", shown=("path", "tokens", "status", "ms_total", "time_ratio", "matrix_mb", "peak_mb", "memory_ratio"), place=170, reads={path: f"measure/attention_scaling/{path}.json" for path in ("explicit", "fused")})
+@table("attention_scaling", shown=("path", "tokens", "status", "ms_total", "matrix_mb", "peak_mb", "memory_ratio"), place=170, reads={path: f"measure/attention_scaling/{path}.json" for path in ("explicit", "fused")})
 def attention_scaling(inputs) -> pd.DataFrame:
     frames = [path_frame(json.loads(open(p).read())) for name in PATHS for p in inputs.get(name, [])]
     return pd.concat(frames, ignore_index=True)

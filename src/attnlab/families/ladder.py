@@ -12,7 +12,7 @@ from attnlab import style
 from attnlab.families import Row, present, runs_of, trained_rows
 from attnlab.plots import curve_of, figure
 from attnlab.runs import run_config
-from attnlab.tables import run_columns, table
+from attnlab.tables import CHAPTER, for_people, run_columns, table
 
 # The rows of each table, in order: row name, the experiment that trains it, its label.
 # Adding a row: its experiment config + one line here (README: "Add a row").
@@ -136,7 +136,16 @@ for _id, _place in {"shuffle_test": 30, "average_equivalence": 40, "attention_eq
     table(_id, place=_place, reads={"result": f"measure/{_id}/result.json"})(measured)
 
 
-@table("averaging_matrix", place=50, reads={"result": "measure/averaging_matrix/result.json"})
+def rows_beside_chapter(df: pd.DataFrame, chapter: dict) -> pd.DataFrame:
+    """The reader's view of averaging_matrix: each row of ours, and beside it the chapter's row."""
+    shown, _ = for_people(df, shared_columns=())
+    weights = [c for c in df.columns if c.isdigit()]
+    return shown[["t", *weights]].assign(**{CHAPTER: [
+        "[" + ", ".join(chapter[c][i] for c in weights) + "]" if all(i in chapter.get(c, {}) for c in weights) else ""
+        for i in df.index]})
+
+
+@table("averaging_matrix", view=rows_beside_chapter, place=50, reads={"result": "measure/averaging_matrix/result.json"})
 def averaging_matrix(inputs) -> pd.DataFrame:
     """The 6x6 matrix printed to three decimals, as the chapter prints it; beside it, unrounded,
     the largest weight the masked softmax puts above the diagonal of each row."""
