@@ -56,6 +56,17 @@ def test_the_chapters_number_lands_in_the_row_its_claim_reads():
     assert views.chapter_cells("t", df, [{**claims[0], "value": {"ratio": [1, 2]}}]) == {}
 
 
+def test_a_variants_table_puts_the_chapters_number_beside_its_own_row():
+    """A variant's table shows the published row above its own (the ablation column, once): the chapter's number
+    goes where the ledger reads it, the variant's row."""
+    df = pd.DataFrame({"ablation": ["", "published", "lr=3e-3", ""], "row": [1, 2, 2, 3],
+                       "held_out_ppl": [61.0, 38.1, 39.5, 40.2], "held_out_ppl_std": [0.5, 0.3, None, 0.4]})
+    claims = [{"id": "t.block", "table": "t", "chapter": 38.07, "value": {"column": "held_out_ppl", "where": {"row": 2}}}]
+    shown, _ = views.reader_view("t", df, claims)
+    assert list(shown.columns) == ["ablation", "row", "held_out_ppl", CHAPTER]
+    assert shown[CHAPTER].tolist() == ["", "", "38.07", ""] and shown["held_out_ppl"].tolist()[2] == "39.5"
+
+
 def test_bookkeeping_moves_to_the_provenance_view():
     df = pd.DataFrame({"model": ["a", "b"], "accuracy": [90.0, 50.0], "commit": ["abc ×3", "def ×3"],
                        "device": ["cpu ×3", "cpu ×3"], "seed_ids": ["0–2", "0–2"]})

@@ -20,8 +20,8 @@ from attnlab.claims.read import Missing, select
 from attnlab.claims.rules import Printed, is_number, load_claims
 from attnlab.data import atomic_path
 from attnlab.families import load_families
-from attnlab.tables import (ABLATION_COLUMN, BUILDERS, CHAPTER, DECLARED, Declared, SEEDS_SUFFIX, beside_published, for_people,
-                            is_seed_detail, own_rows, parse_named)
+from attnlab.tables import (ABLATION_COLUMN, BUILDERS, CHAPTER, DECLARED, PUBLISHED_ROW, SEEDS_SUFFIX, Declared,
+                            beside_published, for_people, is_seed_detail, own_rows, parse_named)
 
 MAX_COLUMNS = 8
 # how a row was made, not what it found: the provenance view's, never the reader's
@@ -100,14 +100,17 @@ def shown_columns(table_id: str, df: pd.DataFrame) -> list[str]:
     declared_shown = declared(table_id).shown
     columns = [c for c in declared_shown if c in df.columns] if declared_shown else \
         [c for c in df.columns if c not in BOOKKEEPING and not is_seed_detail(c)]
-    return ([ABLATION_COLUMN] if ABLATION_COLUMN in df.columns else []) + columns
+    return ([ABLATION_COLUMN] if ABLATION_COLUMN in df.columns else []) + [c for c in columns if c != ABLATION_COLUMN]
 
 
 def reader_view(table_id: str, df: pd.DataFrame, claims: list[dict] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """The table as a reader of the chapter compares it: formatted cells (mean ± sd), the chapter's number in a
     `chapter` column after each column it prints, and the settings every row shares (said once, under it). A
     table declared with a `view` is reshaped by it instead (its rows in the chapter's shape)."""
-    chapter = chapter_cells(table_id, own_rows(df), claims)
+    # a variant's rows are read as the ledger reads them (own_rows, renumbered): its number goes beside its own row
+    own = df.index[df[ABLATION_COLUMN] != PUBLISHED_ROW] if ABLATION_COLUMN in df.columns else df.index
+    chapter = {column: {own[i]: value for i, value in cells.items()}
+               for column, cells in chapter_cells(table_id, own_rows(df), claims).items()}
     reshape = declared(table_id).view
     if reshape is not None and ABLATION_COLUMN not in df.columns:
         return reshape(df, chapter), []
