@@ -15,9 +15,9 @@ table's declared place, attnlab.tables): its caption (rendered from the profile'
 the claims it carries, the table in the chapter's shape with the chapter's number beside ours (attnlab.views),
 folded under it where its numbers were made (commits and their dates, devices, seeds) and the columns not shown,
 and its figure inline; last, what each word the ledger uses means. No JavaScript; figures are the pipeline's
-PNGs, embedded, each linking to its SVG beside it. The page never scrolls sideways: on a narrow window the
-ledger becomes cards (a row's cells stacked, each labelled), other tables scroll in their own box, and no number
-or verdict's word is broken across lines. (Snakemake's own
+PNGs, embedded, each linking to its SVG beside it. The page never scrolls sideways: the ledger's five
+columns fit the window, other tables scroll in their own box, and no number or verdict's word is broken across
+lines. (Snakemake's own
 report, with the rule graph and runtimes, sits beside it as snakemake_report.html.)
 """
 
@@ -87,14 +87,14 @@ def cell_html(cell, nested: bool = True, label: str = "") -> str:
     """A table cell; no number in it is broken across lines (its box scrolls sideways instead): a
     cell of one number stays on one line, a sentence wraps only between its numbers, and a list is a
     small table of its items, one a row (`nested`: whether a list inside a list is split too). `label`:
-    the cell's data-label attribute, which a card shows before it."""
+    the cell's data-label attribute."""
     items = list_items(text(cell)) if nested else []
     if items:
         # rows apart by a space: the cell's text reads as items, not as one long number
         rows = " ".join(f"<tr>{cell_html(item, nested=False)}</tr>" for item in items)
         return f'<td{label}><table class="items">{rows}</table></td>'
     if NUMBER.fullmatch(text(cell)):
-        # the number itself never wraps; in a card the label before it may sit on a line of its own
+        # the number itself never wraps
         return f'<td class="num"{label}><span class="num">{esc(cell)}</span></td>' if label else \
             f'<td class="num">{esc(cell)}</td>'
     return f"<td{label}>{sentence_html(cell)}</td>"
