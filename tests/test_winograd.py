@@ -210,3 +210,15 @@ def test_role_table_leads_with_the_chance_row(tmp_path):
     assert (chance["accuracy"], chance["wrong_noun"], chance["other"]) == (50.0, 50.0, 0.0)
     assert df[["accuracy", "wrong_noun", "other"]].sum(axis=1).tolist() == [100.0] * 4
     assert chance["params"] is None and df.loc[1, "params"] == 1234  # counts stay integers, chance has none
+
+
+def test_the_averages_tried_sit_below_the_chapters_rows_with_their_experiment(tmp_path):
+    """The other averages (each a contradiction's run) are rows after the chapter's, labelled, their experiment named
+    in the CSV; an average tried that the inputs do not name is no row."""
+    df = F.winograd_category({"average": [fake_metrics(tmp_path / "a.json", 60.0, 0.0)],
+                              "block": [fake_metrics(tmp_path / "b.json", 90.0, 0.0)],
+                              "average_linear": [fake_metrics(tmp_path / "l.json", 100.0, 0.0)]})
+    assert list(df["model"]) == [F.MODELS["average"], F.MODELS["block"], F.AVERAGES_TRIED["average_linear"]]
+    assert list(df["experiment"]) == ["winograd/category_average", "winograd/category_block",
+                                      "winograd/category_average_linear"]
+    assert df["accuracy"].tolist() == [60.0, 90.0, 100.0]

@@ -342,6 +342,11 @@ class Jobs:
         return [self.winograd_step(version, model, seed, variant).outputs[WINOGRAD_FILES.index(name)]
                 for seed in self.winograd_seeds(version, model, variant)]
 
+    def winograd_published_runs(self, version: str, model: str) -> list[str]:
+        """metrics.json of each published seed of a Winograd run (winograd_published_seeds)."""
+        return [self.winograd_step(version, model, seed).outputs[0]
+                for seed in self.winograd_published_seeds(version, model)]
+
     def winograd_published_seeds(self, version: str, model: str) -> list[int]:
         """The seeds the pipeline trains of a Winograd run: its family table's, or (a run only a contradiction's
         hypothesis trains) the hypothesis's, as the contradictions ask for them. No other seed gets a job."""

@@ -25,14 +25,24 @@ VERSIONS = {
     for version, models in {"category": ("average", "block"), "role": ("average", "block", "two_blocks")}.items()
 }
 PROBED = VERSIONS["role"][-1]
+# Below the chapter's rows, the other averages tried on both versions (which one is the chapter's model): each a
+# contradiction's run (configs/hypotheses.yaml), with the seeds its hypothesis trains.
+AVERAGES_TRIED = {
+    "average_linear": "plain linear average (the mixer alone)",
+    "average_mlp_no_residual": "linear average with an MLP, no residual",
+    "average_residual_no_mlp": "linear average with a residual, no MLP",
+    "average_lr3e3": "uniform causal average at learning rate 3e-3",
+}
+TRIED = {version: tuple(Row(model, f"winograd/{version}_{model}", label) for model, label in AVERAGES_TRIED.items())
+         for version in VERSIONS}
 ROLE_NAMES = {"x": "crosser", "y": "crossed"}
 
 
 def accuracy_frame(inputs, version: str, outcomes: tuple[str, ...]) -> pd.DataFrame:
     """One row per model: held-out shares (percent, mean ± std over seeds), training accuracy, provenance."""
     rows = []
-    for model, _, runs in trained_rows(VERSIONS[version], inputs):
-        row = {"model": model.label, **overridden(runs)}
+    for model, _, runs in trained_rows(VERSIONS[version] + TRIED[version], inputs):
+        row = {"model": model.label, "experiment": model.experiment, **overridden(runs)}
         for outcome in outcomes:
             row.update(seed_columns(outcome, [r["held_out"][outcome] for r in runs]))
         row.update(seed_columns("train_accuracy", [r["train"]["accuracy"] for r in runs]))
@@ -44,8 +54,11 @@ def accuracy_frame(inputs, version: str, outcomes: tuple[str, ...]) -> pd.DataFr
 
 
 def version_runs(version: str):
-    """A Winograd table's inputs: each model's seeds of one version (metrics.json)."""
-    return lambda jobs, variant: {m.name: jobs.winograd_runs(version, m.name, variant=variant) for m in VERSIONS[version]}
+    """A Winograd table's inputs: each model's seeds of one version (metrics.json); the averages tried, their
+    hypotheses' published seeds."""
+    return lambda jobs, variant: {
+        **{m.name: jobs.winograd_runs(version, m.name, variant=variant) for m in VERSIONS[version]},
+        **{m.name: jobs.winograd_published_runs(version, m.name) for m in TRIED[version]}}
 
 
 def probes(jobs, variant: bool) -> dict:
@@ -58,7 +71,8 @@ def interventions(jobs, variant: bool) -> dict:
     return {"interventions": jobs.interventions()}
 
 
-@table("winograd_category", place=180, reads=version_runs("category"))
+@table("winograd_category", shown=("model", "accuracy", "train_accuracy", "params", "held_out_sentences", "steps", "seeds"),
+       place=180, reads=version_runs("category"))
 def winograd_category(inputs) -> pd.DataFrame:
     return accuracy_frame(inputs, "category", ("accuracy",))
 
