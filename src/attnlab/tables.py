@@ -219,7 +219,7 @@ def fmt(value, spread: float | None = None) -> str:
 # How a row was made rather than what it found: said once under the table when every row shares
 # it, a column where rows differ. Config hashes and memory budgets stay in the CSV.
 SHARED = ("steps", "seeds", "seed_ids", "commit", "device", "run_dates", "dates_recovered", "torch", "threads", "kernel", "peak_method", "runs", "rows",
-          "keys", "pairs", "seed", "held_out_sentences", "frozen_below", "trained_at", "n_blocks")
+          "keys", "pairs", "seed", "held_out_sentences", "frozen_below", "trained_at", "n_blocks", "outcome")
 CSV_ONLY = ("config_hash", "need_gb", "budget_gb", "budget_rule")
 
 
