@@ -278,10 +278,11 @@ def beside_published(published: pd.DataFrame, ours: pd.DataFrame, label: str) ->
 
 
 def own_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """A table as the ledger and the figures read it: a variant's without the published rows it shows."""
+    """A table as the ledger and the figures read it: a variant's without the published rows it shows (its own rows
+    keep their index, so what is read of them can be placed back in the whole table)."""
     if ABLATION_COLUMN not in df.columns:
         return df
-    return df[df[ABLATION_COLUMN] != PUBLISHED_ROW].drop(columns=ABLATION_COLUMN).reset_index(drop=True)
+    return df[df[ABLATION_COLUMN] != PUBLISHED_ROW].drop(columns=ABLATION_COLUMN)
 
 
 def parse_named(items: list[str]) -> dict[str, list[str]]:

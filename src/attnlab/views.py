@@ -20,7 +20,7 @@ from attnlab.claims.read import Missing, select
 from attnlab.claims.rules import Printed, is_number, load_claims
 from attnlab.data import atomic_path
 from attnlab.families import load_families
-from attnlab.tables import (ABLATION_COLUMN, BUILDERS, CHAPTER, DECLARED, PUBLISHED_ROW, SEEDS_SUFFIX, Declared,
+from attnlab.tables import (ABLATION_COLUMN, BUILDERS, CHAPTER, DECLARED, SEEDS_SUFFIX, Declared,
                             beside_published, for_people, is_seed_detail, own_rows, parse_named)
 
 MAX_COLUMNS = 8
@@ -107,10 +107,7 @@ def reader_view(table_id: str, df: pd.DataFrame, claims: list[dict] | None = Non
     """The table as a reader of the chapter compares it: formatted cells (mean ± sd), the chapter's number in a
     `chapter` column after each column it prints, and the settings every row shares (said once, under it). A
     table declared with a `view` is reshaped by it instead (its rows in the chapter's shape)."""
-    # a variant's rows are read as the ledger reads them (own_rows, renumbered): its number goes beside its own row
-    own = df.index[df[ABLATION_COLUMN] != PUBLISHED_ROW] if ABLATION_COLUMN in df.columns else df.index
-    chapter = {column: {own[i]: value for i, value in cells.items()}
-               for column, cells in chapter_cells(table_id, own_rows(df), claims).items()}
+    chapter = chapter_cells(table_id, own_rows(df), claims)  # a variant's number beside its own row
     reshape = declared(table_id).view
     if reshape is not None and ABLATION_COLUMN not in df.columns:
         return reshape(df, chapter), []
