@@ -38,6 +38,7 @@ RANDOM_ROWS = {"score_variance": "pairs", "random_rows": "rows"}  # measurement 
 SCALE_SETTINGS = "configs/measure/scale.yaml"
 WINOGRAD_MODULE = "attnlab.winograd"  # imports its trainer (torch): read only when a config is composed afresh
 INTERVENTIONS = "interventions.json"
+HEAD_READINGS = "head_readings.json"
 
 
 def sized_measurements(root: Path) -> list[str]:
@@ -382,6 +383,22 @@ class Jobs:
                          digest(self.measurement_code("attnlab.measure.winograd_interventions"), run.key),
                          [f"{self.interventions_folder(seed)}/{INTERVENTIONS}"],
                          {"run": run.outputs, "split": self.split_step("role").outputs[:1]})
+
+    def head_readings(self) -> list[str]:
+        """head_readings.json of each run and seed the profile reads its head of (measure.head_readings)."""
+        return [self.head_readings_step(run, seed).outputs[0]
+                for run, seeds in self.profile_config.measure.head_readings.items() for seed in seeds]
+
+    @functools.lru_cache(maxsize=None)
+    def head_readings_step(self, run: str, seed: int) -> Step:
+        """A published run's head read on its weights: beside the run's outputs, under the run's key and the
+        measurement's code; nothing published retrains."""
+        if seed not in self.seeds_of(run):
+            refuse(f"measure.head_readings names seed {seed} of {run}, which the {self.profile} profile does not train")
+        trained = self.train_step(run, seed)
+        return self.step(f"measure_head_readings/{run}/seed{seed}",
+                         digest(self.measurement_code("attnlab.measure.head_readings"), trained.key),
+                         [f"{run_folder(self.results, run, seed)}/{HEAD_READINGS}"], {"run": trained.outputs})
 
     # --- the contradictions: for every CONTRADICTED claim, the settings tried that the chapter did not state.
     # Their runs are ordinary runs of their families (configs/experiment/..., configs/winograd/...) or a sized

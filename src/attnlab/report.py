@@ -202,11 +202,11 @@ def inline_html(text: str) -> str:
 
 def math_text(latex: str) -> str:
     """A formula's LaTeX as plain text a browser shows: \\sqrt{d} → √d, \\sqrt{1 + 1/n} → √(1 + 1/n), ^2 → ²,
-    \\cdot → ·, \\bar x → x̄, \\pm → ±, \\lVert → ‖, \\alpha → α. Every command the captions use has its sign
+    \\cdot → ·, \\bar x → x̄, \\pm → ±, \\ge → ≥, \\lVert → ‖, \\alpha → α. Every command the captions use has its sign
     here (tests/test_report.py)."""
     latex = re.sub(r"\\sqrt\{([^{}]*)\}", lambda m: f"√{m[1]}" if re.fullmatch(r"\w+", m[1]) else f"√({m[1]})", latex)
     latex = re.sub(r"\\bar\s*(\w)", "\\1\u0304", latex)
-    for a, b in ((r"\lVert ", "‖"), (r" \rVert", "‖"), (r"\alpha", "α"), (r"\cdot", "·"), (r"\propto", "∝"), (r"\sum_i", "Σᵢ"), (r"\pm", "±"), (r"\, ", " "), (r"\,", " "),
+    for a, b in ((r"\lVert ", "‖"), (r" \rVert", "‖"), (r"\alpha", "α"), (r"\cdot", "·"), (r"\propto", "∝"), (r"\sum_i", "Σᵢ"), (r"\pm", "±"), (r"\ge", "≥"), (r"\, ", " "), (r"\,", " "),
                  ("^2", "²"), ("^{20}", "²⁰"), ("^{30}", "³⁰"), ("^{-8h/H}", "<sup>−8h/H</sup>"), ("_{head}", "_head")):
         latex = latex.replace(a, b)
     # any other power a superscript (s^{1/2}, n^a): a reader sees no caret

@@ -2,6 +2,8 @@
 # settings; attnlab.jobs), written under results/<profile>/measure/<name>/ and read by their tables.
 import os
 
+from attnlab.jobs import HEAD_READINGS
+
 ALL_CORES = os.cpu_count() or 1  # timings take every core (capped at --cores): no other job distorts them
 
 
@@ -111,3 +113,15 @@ rule measure_winograd_interventions:
     shell:
         logged("{PYTHON} -m attnlab.measure.winograd_interventions --run $(dirname {output.result})"
                " --split {params.split} --out {output.result}")
+
+
+# a head read on its run's weights (where it points, its scores read several ways), one job per run and seed the
+# profile names (measure.head_readings): it takes the run's kept weights or retrains the run on the CPU
+rule measure_head_readings:
+    input: unpack(lambda w: J.head_readings_step(w.run, int(w.seed)).rule_inputs())
+    output: result=f"{RESULTS}/runs/{{run}}/seed{{seed}}/{HEAD_READINGS}"
+    wildcard_constraints: run=r"[a-z0-9_]+/[a-z0-9_]+", seed=r"\d+"
+    resources: mem_mb=3000, runtime=30
+    log: f"{RESULTS}/runs/{{run}}/seed{{seed}}/head_readings.log"
+    conda: ENVIRONMENT
+    shell: logged("{PYTHON} -m attnlab.measure.head_readings --run $(dirname {output.result}) --out {output.result}")

@@ -18,6 +18,7 @@ from attnlab.tables import for_people, held_out, provenance, run_columns, seed_c
 VARIANTS = ("divided", "undivided")
 SERIES = {variant: style.series(i) for i, variant in enumerate(VARIANTS)}
 HATCHES = {"divided": None, "undivided": style.HATCH}
+CLAIMS = "configs/claims.yaml"  # the chapter's numbers, read by the tables that set theirs beside ours
 
 
 def _measured(inputs, name: str) -> pd.DataFrame:
@@ -383,7 +384,7 @@ def sweep_inputs(jobs, variant: bool) -> dict:
             return jobs.seeds_of(run)
         return jobs.seeds_of(run, base=hypothesis_of(run).seeds_under(jobs.profile_config.seeds))
 
-    return {"claims": ["configs/claims.yaml"], **{run: [jobs.train_step(run, seed).outputs[0] for seed in seeds(run)]
+    return {"claims": [CLAIMS], **{run: [jobs.train_step(run, seed).outputs[0] for seed in seeds(run)]
                                                    for run in SQRT_DK_RUNS}}
 
 
@@ -402,7 +403,7 @@ def rates_read(df: pd.DataFrame, chapter: dict) -> pd.DataFrame:
     return shown
 
 
-@table("sqrt_dk_sweep", view=rates_read, place=280, reads=sweep_inputs, code_files=("configs/claims.yaml",))
+@table("sqrt_dk_sweep", view=rates_read, place=280, reads=sweep_inputs, code_files=(CLAIMS,))
 def sqrt_dk_sweep(inputs) -> pd.DataFrame:
     from attnlab.claims.lr_sweep import sweep_rows
     from attnlab.claims.rules import load_claims
@@ -457,3 +458,106 @@ def sqrt_dk_adam(inputs) -> pd.DataFrame:
         df.insert(df.columns.get_loc("held_out_ppl") + 1, "gap_closed",
                   [(ends["neither"] - ppl) / (ends["neither"] - ends["both"]) for ppl in df["held_out_ppl"]])
     return df
+
+
+# --- where the collapsed heads point: block 1's largest weight per row, on the run's own weights ----------------
+# (attnlab.measure.head_readings, one record beside each run and seed the profile names in measure.head_readings)
+LOCKED_TARGETS = ("itself", "previous", "first", "elsewhere")
+
+
+def locked_heads_inputs(jobs, variant: bool) -> dict:
+    return {"measured": jobs.head_readings()}
+
+
+def points_at(shares: dict) -> str:
+    """Where most of a head's one-hot rows put their weight, with that share: 'itself (99.5 %)'."""
+    known = {t: s for t, s in shares.items() if s is not None}
+    if not known:
+        return "no one-hot row"
+    target = max(known, key=known.get)
+    return f"{target} ({100 * known[target]:.1f} %)"
+
+
+@table("locked_heads", shown=("head", "kind", "held_out_ppl", "onehot_share", *LOCKED_TARGETS), place=282,
+       reads=locked_heads_inputs)
+def locked_heads(inputs) -> pd.DataFrame:
+    """Per run and seed: the head (divided or not, its rate), its kind of collapse (from its evaluations), the
+    measured model's held-out perplexity beside the published run's, its one-hot share, and where the largest weight
+    of its one-hot rows sits (shares of those rows; over all rows in *_all_rows); for elsewhere, the median distance
+    back and the tokens read there most."""
+    from attnlab.claims.lr_sweep import collapse_kind
+
+    rows = []
+    for path in inputs["measured"]:
+        m = json.loads(Path(path).read_text())
+        metrics = Path(path).parent / "metrics.json"
+        cfg = run_config(metrics)
+        elsewhere = m["elsewhere_onehot"]
+        variant, kind = VARIANTS[not cfg["model"]["scale_scores"]], collapse_kind(evals_of(metrics))
+        rows.append({
+            "head": f"{variant}, lr {cfg['train']['lr']:.0e}, seed {m['seed']}".replace("e-0", "e-"),
+            "run": m["run"], "seed": m["seed"], "d_k": cfg["model"]["d_head"], "kind": kind,
+            "group": f"{variant}, {kind}",
+            "held_out_ppl": m["held_out_ppl"], "published_held_out_ppl": m["published_held_out_ppl"],
+            "model": m["model"], "onehot_share": m["onehot_share"],
+            **m["onehot_rows"], **{f"{t}_all_rows": s for t, s in m["all_rows"].items()},
+            "points_at": points_at(m["onehot_rows"]), "target": points_at(m["onehot_rows"]).split(" (")[0],
+            "elsewhere_median_back": elsewhere["median_back"],
+            "elsewhere_tokens": "; ".join(f"{t['token']!r} {100 * t['share']:.1f} %" for t in elsewhere["top_tokens"]),
+            "windows": m["windows"], "measured_at": m["measured_at"]["commit"], "device": m["device"]})
+    return pd.DataFrame(rows)
+
+
+# --- what the chapter's 5,147 measures: the undivided head's scores at the chapter's rate, read several ways, in
+# the block and in two smaller models (no LayerNorm; no LayerNorm and no MLP) -------------------------------------
+SCORES_READ = (SCORE_RUNAWAY.undivided, "scale/runaway_no_norm", "scale/runaway_head_alone")
+NEAR = 0.10  # a reading this close to the chapter's number (as a share of it) would be trained on two more seeds
+READINGS = {"published": "the run's own, at its last evaluation (evals.csv)",
+            "runs_reading": "the run's reading, on the measured model",
+            "row_0_included": "with row 0 (one token: one-hot by construction)",
+            "unmasked": "the whole matrix, before the causal mask",
+            "largest_abs": "the largest absolute score",
+            "training_batch": "on a training batch"}
+
+
+def score_readings_inputs(jobs, variant: bool) -> dict:
+    return {"claims": [CLAIMS], "measured": [p for p in jobs.head_readings()
+                                                  if any(f"/runs/{run}/" in p for run in SCORES_READ)]}
+
+
+def model_label(cfg: dict, seed: int) -> str:
+    """A measured model by what it holds: 'block, seed 3', 'no LayerNorm, no MLP, seed 0'."""
+    parts = ["no LayerNorm" if cfg["model"]["norm"] == "none" else "block"]
+    if not cfg["model"]["mlp"]:
+        parts.append("no MLP")
+    return ", ".join([*parts, f"seed {seed}"])
+
+
+def readings_read(df: pd.DataFrame, chapter: dict) -> pd.DataFrame:
+    """The reader's view of score_readings: each reading, the chapter's number and each model's (the log gap that
+    picks the closest and whether it is near stay in the CSV)."""
+    return for_people(df.drop(columns=["closest_log_gap", "near", "closest_near"]), shared_columns=())[0]
+
+
+@table("score_readings", view=readings_read, place=281, reads=score_readings_inputs, code_files=(CLAIMS,))
+def score_readings(inputs) -> pd.DataFrame:
+    """Per reading of block 1's scores (READINGS): the chapter's final score std beside each measured model's value
+    (score_runaway's undivided head and the smaller models of SCORES_READ), and the model closest to the chapter's
+    number on the log scale with its ratio to it."""
+    from attnlab.claims.rules import load_claims
+
+    chapter = {c["id"]: c for c in load_claims(inputs["claims"][0])}["score_runaway.final_std"]["chapter"]
+    models = {}
+    for path in inputs["measured"]:
+        m = json.loads(Path(path).read_text())
+        values = {"published": m["published_score_std"], **m["scores"]}
+        models[model_label(run_config(Path(path).parent / "metrics.json"), m["seed"])] = values
+    rows = []
+    for name, text in READINGS.items():
+        ours = {label: v[name] for label, v in models.items() if v[name] is not None}
+        closest = min(ours, key=lambda label: abs(np.log(ours[label] / chapter)), default=None)
+        ratio = ours[closest] / chapter if closest else None
+        rows.append({"reading": text, "chapter": chapter, **ours, "closest": closest, "closest_ratio": ratio,
+                     "closest_log_gap": abs(np.log(ratio)) if closest else None, "near": NEAR,
+                     "closest_near": bool(closest) and abs(ratio - 1) <= NEAR})
+    return pd.DataFrame(rows)
