@@ -481,10 +481,10 @@ def points_at(shares: dict) -> str:
 @table("locked_heads", shown=("head", "kind", "held_out_ppl", "onehot_share", *LOCKED_TARGETS), place=282,
        reads=locked_heads_inputs)
 def locked_heads(inputs) -> pd.DataFrame:
-    """Per run and seed: the head (divided or not, its rate), its kind of collapse (from its evaluations), the
-    measured model's held-out perplexity beside the published run's, its one-hot share, and where the largest weight
-    of its one-hot rows sits (shares of those rows; over all rows in *_all_rows); for elsewhere, the median distance
-    back and the tokens read there most."""
+    """Per run and seed: the head (divided or not, its rate), its kind of collapse (from the measured model's own
+    evaluations; the published run's beside it), the measured model's held-out perplexity beside the published
+    run's, its one-hot share, and where the largest weight of its one-hot rows sits (shares of those rows; over all
+    rows in *_all_rows); for elsewhere, the median distance back and the tokens read there most."""
     from attnlab.claims.lr_sweep import collapse_kind
 
     rows = []
@@ -493,12 +493,14 @@ def locked_heads(inputs) -> pd.DataFrame:
         metrics = Path(path).parent / "metrics.json"
         cfg = run_config(metrics)
         elsewhere = m["elsewhere_onehot"]
-        variant, kind = VARIANTS[not cfg["model"]["scale_scores"]], collapse_kind(evals_of(metrics))
+        # the kind of the model measured, from its own evaluations (a retrained run's may differ from the published)
+        variant, kind = VARIANTS[not cfg["model"]["scale_scores"]], collapse_kind(pd.DataFrame(m["evals"]))
         rows.append({
             "head": f"{variant}, lr {cfg['train']['lr']:.0e}, seed {m['seed']}".replace("e-0", "e-"),
             "run": m["run"], "seed": m["seed"], "d_k": cfg["model"]["d_head"], "kind": kind,
-            "group": f"{variant}, {kind}",
+            "group": f"{variant}, {kind}", "published_kind": collapse_kind(evals_of(metrics)),
             "held_out_ppl": m["held_out_ppl"], "published_held_out_ppl": m["published_held_out_ppl"],
+            "same_as_published": m["held_out_ppl"] == m["published_held_out_ppl"],
             "model": m["model"], "onehot_share": m["onehot_share"],
             **m["onehot_rows"], **{f"{t}_all_rows": s for t, s in m["all_rows"].items()},
             "points_at": points_at(m["onehot_rows"]), "target": points_at(m["onehot_rows"]).split(" (")[0],

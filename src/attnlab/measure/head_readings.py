@@ -9,7 +9,7 @@ The model is the run's: its weights kept in the run's folder (checkpoint.pt at t
 git: the published run's own model where this checkout trained it) or, where none are kept, the run retrained on
 the CPU from the overrides its config.yaml records (its key must be the run's) and kept there for the next call.
 A retrained run is the published model bit for bit only on the machine and code that trained it, so the measured
-model's held-out perplexity is recorded beside the published one.
+model's own evaluations (from its checkpoint) and held-out perplexity are recorded beside the published ones.
 
 Where it points: on the first `windows` held-out windows of the training length, block 1's attention rows t >= 2
 (where the token itself, the previous token and the window's first token are three different tokens): the share
@@ -48,8 +48,9 @@ TOP_TOKENS = 3  # the tokens most often read "elsewhere"
 
 # ---------------------------------------------------------------- the model
 
-def kept_model(run_dir: Path, key: str, steps: int) -> LanguageModel | None:
-    """The run's kept weights (checkpoint.pt of its key, at its last step), or None."""
+def kept_model(run_dir: Path, key: str, steps: int) -> tuple[LanguageModel, dict] | None:
+    """The run's kept weights (checkpoint.pt of its key, at its last step) and the training state they hold (its
+    evaluations, the code and machine it trained on), or None."""
     path = run_dir / runs.CHECKPOINT
     if not path.exists():
         return None
@@ -58,7 +59,7 @@ def kept_model(run_dir: Path, key: str, steps: int) -> LanguageModel | None:
         return None
     model = LanguageModel(model_config(OmegaConf.create(runs.run_config(run_dir / runs.METRICS))))
     model.load_state_dict(ckpt["model"])
-    return model
+    return model, ckpt["state"]
 
 
 def retrain(run_dir: Path, key: str) -> None:
@@ -75,15 +76,15 @@ def retrain(run_dir: Path, key: str) -> None:
         (Path(tmp) / runs.CHECKPOINT).replace(run_dir / runs.CHECKPOINT)
 
 
-def load_model(run_dir: Path) -> tuple[LanguageModel, str, dict]:
-    """The run's model, where it came from ("kept" or "retrained") and the run's metrics."""
+def load_model(run_dir: Path) -> tuple[LanguageModel, dict, str, dict]:
+    """The run's model, its training state, where it came from ("kept" or "retrained") and the run's metrics."""
     metrics = json.loads((run_dir / runs.METRICS).read_text())
-    model = kept_model(run_dir, metrics["config_hash"], metrics["steps"])
-    source = "kept"
-    if model is None:
+    kept, source = kept_model(run_dir, metrics["config_hash"], metrics["steps"]), "kept"
+    if kept is None:
         retrain(run_dir, metrics["config_hash"])
-        model, source = kept_model(run_dir, metrics["config_hash"], metrics["steps"]), "retrained"
-    return model.eval(), source, metrics
+        kept, source = kept_model(run_dir, metrics["config_hash"], metrics["steps"]), "retrained"
+    model, state = kept
+    return model.eval(), state, source, metrics
 
 
 # ---------------------------------------------------------------- the reading
@@ -176,7 +177,7 @@ def measure(run_dir: Path, n_windows: int = WINDOWS) -> dict:
     from tokenizers import Tokenizer
 
     torch.use_deterministic_algorithms(True)
-    model, source, metrics = load_model(run_dir)
+    model, state, source, metrics = load_model(run_dir)
     cfg = OmegaConf.create(runs.run_config(run_dir / runs.METRICS))
     data.prepare(cfg.data, cfg.profile.max_chars)  # a clone has no token cache: it is rebuilt from the corpus
     train, held_out, _ = data.load_tokens(cfg.data.dir)
@@ -188,7 +189,8 @@ def measure(run_dir: Path, n_windows: int = WINDOWS) -> dict:
                      torch.device("cpu"))
     published = (metrics["held_out_ppl"] or {}).get(str(length))
     return {"run": metrics["experiment"], "seed": metrics["seed"], "config_hash": metrics["config_hash"],
-            "model": source, "windows": len(windows), "length": length,
+            "model": source, "trained": state["sources"], "evals": state["evals"], "windows": len(windows),
+            "length": length,
             "held_out_ppl": perplexity(loss), "published_held_out_ppl": published,
             **where_heads_point(model, windows, lambda i: tokenizer.decode([i])),
             "scores": score_readings(model, windows[:STATS_WINDOWS], train_batch),
