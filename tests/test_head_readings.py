@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from attnlab import runs
-from attnlab.measure.head_readings import (TARGETS, main, read_elsewhere, score_readings, shares, targets_of,
+from attnlab.measure.head_readings import (TARGETS, forced, main, read_elsewhere, score_readings, shares, targets_of,
                                           where_heads_point)
 from attnlab.model import LanguageModel, ModelConfig
 from attnlab.train import attention_stats
@@ -18,7 +18,7 @@ SHARP = 200.0  # a score this far above the rest makes its row one-hot
 def reading(offset: int | None) -> LanguageModel:
     """One block, one head, no norm, no MLP: the residual stream is a token one-hot and a position one-hot. The
     query at position t meets the key at position t - offset (offset None: the first position) with a score of
-    SHARP, every other key with 0."""
+    SHARP, every other key with 0; the head writes the token it reads, and the output reads the token part."""
     width = V + T
     model = LanguageModel(ModelConfig(vocab_size=V, d_model=width, context=T, n_heads=1, mixer="attention",
                                       norm="none", mlp=False, positions="learned", scale_scores=False))
@@ -28,6 +28,9 @@ def reading(offset: int | None) -> LanguageModel:
             p.zero_()
         model.tok.weight[:, :V] = torch.eye(V)
         model.pos.weight[:, V:] = torch.eye(T)
+        mixer.v.weight[:V, :V] = torch.eye(V)  # the value: the token, written back to the token's part ...
+        mixer.o.weight[:V, :V] = 2 * torch.eye(V)
+        model.head.weight[:, :V] = torch.eye(V)  # ... which the output reads
         for t in range(T):
             source = 0 if offset is None else t - offset
             if source >= 0:
@@ -98,3 +101,18 @@ def test_the_scores_read_as_the_runs_read_them_are_the_trainers(model):
     assert read["largest_abs"] == pytest.approx(scores[..., 1:, :][causal[..., 1:, :]].abs().max().item(), rel=1e-6)
     assert read["unmasked"] != pytest.approx(read["row_0_included"])  # the entries above the diagonal count too
     assert read["training_batch"] == pytest.approx(attention_stats(net, other)["block1_score_std"], rel=1e-6)
+
+
+@pytest.mark.parametrize("offset, target", [(0, "itself"), (1, "previous"), (None, "first")])
+def test_forcing_a_head_onto_the_target_it_reads_leaves_its_outputs_and_another_target_does_not(offset, target):
+    model, x = reading(offset), windows()
+    with torch.inference_mode():
+        own = model(x)[0]
+        for other in TARGETS[:-1]:
+            with forced(model, other):
+                logits = model(x)[0]
+            if other == target:
+                torch.testing.assert_close(logits, own)
+            else:
+                assert not torch.allclose(logits, own)
+        assert torch.equal(model(x)[0], own)  # the intervention is gone after it

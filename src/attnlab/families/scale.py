@@ -462,7 +462,8 @@ def sqrt_dk_adam(inputs) -> pd.DataFrame:
 
 # --- where the collapsed heads point: block 1's largest weight per row, on the run's own weights ----------------
 # (attnlab.measure.head_readings, one record beside each run and seed the profile names in measure.head_readings)
-LOCKED_TARGETS = ("itself", "previous", "first", "elsewhere")
+TOWARD = {"itself": "at itself", "previous": "at the previous token", "first": "at the first token",
+          "elsewhere": "elsewhere", "no one-hot row": "nowhere"}  # where a head points, in words
 
 
 def locked_heads_inputs(jobs, variant: bool) -> dict:
@@ -478,13 +479,15 @@ def points_at(shares: dict) -> str:
     return f"{target} ({100 * known[target]:.1f} %)"
 
 
-@table("locked_heads", shown=("head", "kind", "held_out_ppl", "onehot_share", *LOCKED_TARGETS), place=282,
+@table("locked_heads", shown=("head", "kind", "onehot_share", "points_at", "held_out_ppl", "forced_ppl"), place=282,
        reads=locked_heads_inputs)
 def locked_heads(inputs) -> pd.DataFrame:
     """Per run and seed: the head (divided or not, its rate), its kind of collapse (from the measured model's own
     evaluations; the published run's beside it), the measured model's held-out perplexity beside the published
     run's, its one-hot share, and where the largest weight of its one-hot rows sits (shares of those rows; over all
-    rows in *_all_rows); for elsewhere, the median distance back and the tokens read there most."""
+    rows in *_all_rows; points_at: the most); for elsewhere, the median distance back and the tokens read there most;
+    the held-out perplexity with the head forced one-hot onto the target it points at (forced_ppl; onto each target
+    in forced_<target>_ppl)."""
     from attnlab.claims.lr_sweep import collapse_kind
 
     rows = []
@@ -492,7 +495,7 @@ def locked_heads(inputs) -> pd.DataFrame:
         m = json.loads(Path(path).read_text())
         metrics = Path(path).parent / "metrics.json"
         cfg = run_config(metrics)
-        elsewhere = m["elsewhere_onehot"]
+        elsewhere, target = m["elsewhere_onehot"], points_at(m["onehot_rows"]).split(" (")[0]
         # the kind of the model measured, from its own evaluations (a retrained run's may differ from the published)
         variant, kind = VARIANTS[not cfg["model"]["scale_scores"]], collapse_kind(pd.DataFrame(m["evals"]))
         rows.append({
@@ -503,7 +506,9 @@ def locked_heads(inputs) -> pd.DataFrame:
             "same_as_published": m["held_out_ppl"] == m["published_held_out_ppl"],
             "model": m["model"], "onehot_share": m["onehot_share"],
             **m["onehot_rows"], **{f"{t}_all_rows": s for t, s in m["all_rows"].items()},
-            "points_at": points_at(m["onehot_rows"]), "target": points_at(m["onehot_rows"]).split(" (")[0],
+            "points_at": points_at(m["onehot_rows"]), "target": target, "toward": TOWARD[target],
+            "forced_ppl": m["forced_held_out_ppl"].get(target),
+            **{f"forced_{t}_ppl": ppl for t, ppl in m["forced_held_out_ppl"].items()},
             "elsewhere_median_back": elsewhere["median_back"],
             "elsewhere_tokens": "; ".join(f"{t['token']!r} {100 * t['share']:.1f} %" for t in elsewhere["top_tokens"]),
             "windows": m["windows"], "measured_at": m["measured_at"]["commit"], "device": m["device"]})

@@ -15,7 +15,10 @@ Where it points: on the first `windows` held-out windows of the training length,
 (where the token itself, the previous token and the window's first token are three different tokens): the share
 of rows that are one-hot (largest weight > runs.ONEHOT_WEIGHT, as the runs' own statistics count them) and where
 each row's largest weight sits: on the token itself, the previous token, the first token or elsewhere, over the
-one-hot rows and over all rows; for elsewhere, how far back and which tokens are read there most.
+one-hot rows and over all rows; for elsewhere, how far back and which tokens are read there most. Then, by
+intervention, the held-out perplexity with block 1's attention forced one-hot onto each of the first three targets:
+where forcing a head onto the target its rows read leaves the model's perplexity where it was, the head is that
+function and nothing more.
 
 Its scores, block 1's, read as the runs read them (the std over the causal entries of rows t >= 1 on the first
 STATS_WINDOWS held-out windows: evals.csv's block1_score_std, which the measured model must reproduce) and
@@ -29,6 +32,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -137,6 +141,34 @@ def where_heads_point(model: LanguageModel, windows: torch.Tensor, decode) -> di
             "elsewhere_all": read_elsewhere(placed, windows, every, decode)}
 
 
+def forced_weights(target: str, T: int) -> torch.Tensor:
+    """Attention weights (T, T) that put every row's whole weight on one target: the token itself, the previous
+    token (row 0: itself, all it sees) or the first token."""
+    rows = torch.arange(T)
+    source = {"itself": rows, "previous": (rows - 1).clamp(min=0), "first": torch.zeros_like(rows)}[target]
+    return torch.nn.functional.one_hot(source, T).float()
+
+
+@contextmanager
+def forced(model: LanguageModel, target: str):
+    """The model with block 1's attention replaced by forced_weights(target): every head mixes its values as if
+    its rows were one-hot on that target (an intervention: what the head does if it is only that)."""
+    mixer = model.blocks[0].mixer
+
+    def replace(module, args, output):
+        x = args[0]
+        v = module._heads(x, module.v)
+        y = forced_weights(target, x.shape[1]).to(x.device) @ v
+        y = y.transpose(1, 2).reshape(x.shape[0], x.shape[1], module.n_heads * module.d_head)
+        return (module.o(y) if module.o is not None else y), output[1]
+
+    hook = mixer.register_forward_hook(replace)
+    try:
+        yield model
+    finally:
+        hook.remove()
+
+
 @torch.inference_mode()
 def block1_scores(model: LanguageModel, windows: torch.Tensor) -> torch.Tensor:
     """Block 1's scores on `windows` (N, H, T, T) before the causal mask: q.k, scaled where the head divides."""
@@ -185,13 +217,20 @@ def measure(run_dir: Path, n_windows: int = WINDOWS) -> dict:
     length = model.cfg.context
     windows, _ = data.eval_windows(held_out, length, n_windows)
     train_batch, _ = data.random_batch(train, cfg.train.batch_size, length, torch.Generator().manual_seed(cfg.seed))
-    loss = mean_loss(model, held_out, length, cfg.train.eval_batch_size, cfg.profile.eval_max_windows,
-                     torch.device("cpu"))
+    def held_out_ppl() -> float | None:
+        return perplexity(mean_loss(model, held_out, length, cfg.train.eval_batch_size, cfg.profile.eval_max_windows,
+                                    torch.device("cpu")))
+
+    own = held_out_ppl()
+    forced_ppl = {}
+    for target in TARGETS[:-1]:
+        with forced(model, target):
+            forced_ppl[target] = held_out_ppl()
     published = (metrics["held_out_ppl"] or {}).get(str(length))
     return {"run": metrics["experiment"], "seed": metrics["seed"], "config_hash": metrics["config_hash"],
             "model": source, "trained": state["sources"], "evals": state["evals"], "windows": len(windows),
             "length": length,
-            "held_out_ppl": perplexity(loss), "published_held_out_ppl": published,
+            "held_out_ppl": own, "published_held_out_ppl": published, "forced_held_out_ppl": forced_ppl,
             **where_heads_point(model, windows, lambda i: tokenizer.decode([i])),
             "scores": score_readings(model, windows[:STATS_WINDOWS], train_batch),
             "published_score_std": published_score_std(run_dir),
