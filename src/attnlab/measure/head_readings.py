@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -211,6 +212,8 @@ def measure(run_dir: Path, n_windows: int = WINDOWS) -> dict:
     torch.use_deterministic_algorithms(True)
     model, state, source, metrics = load_model(run_dir)
     cfg = OmegaConf.create(runs.run_config(run_dir / runs.METRICS))
+    # the corpus where this machine keeps it, as a run composed here reads it (not part of the run's key)
+    cfg.data.corpus.local = os.environ.get("ATTNLAB_CORPUS") or cfg.data.corpus.local
     data.prepare(cfg.data, cfg.profile.max_chars)  # a clone has no token cache: it is rebuilt from the corpus
     train, held_out, _ = data.load_tokens(cfg.data.dir)
     tokenizer = Tokenizer.from_file(str(Path(cfg.data.dir) / data.TOKENIZER))
