@@ -511,7 +511,8 @@ def locked_heads(inputs) -> pd.DataFrame:
             **{f"forced_{t}_ppl": ppl for t, ppl in m["forced_held_out_ppl"].items()},
             "elsewhere_median_back": elsewhere["median_back"],
             "elsewhere_tokens": "; ".join(f"{t['token']!r} {100 * t['share']:.1f} %" for t in elsewhere["top_tokens"]),
-            "windows": m["windows"], "measured_at": m["measured_at"]["commit"], "device": m["device"]})
+            "windows": m["windows"], "commit": m["commit"], "measured_at": m["measured_at"],
+            "device": m["device_name"]})
     return pd.DataFrame(rows)
 
 

@@ -41,7 +41,8 @@ import yaml
 from omegaconf import OmegaConf
 
 from attnlab import data, runs
-from attnlab.config import ConfigError, config_hash, git_commit, model_config
+from attnlab.config import ConfigError, measured_stamp, model_config
+from attnlab.device import device_name
 from attnlab.model import LanguageModel, rope
 from attnlab.train import mean_loss, perplexity
 
@@ -209,6 +210,7 @@ def published_score_std(run_dir: Path) -> float | None:
 def measure(run_dir: Path, n_windows: int = WINDOWS) -> dict:
     from tokenizers import Tokenizer
 
+    stamp = measured_stamp()  # read before measuring: edits made while it runs are not its code
     torch.use_deterministic_algorithms(True)
     model, state, source, metrics = load_model(run_dir)
     cfg = OmegaConf.create(runs.run_config(run_dir / runs.METRICS))
@@ -237,7 +239,7 @@ def measure(run_dir: Path, n_windows: int = WINDOWS) -> dict:
             **where_heads_point(model, windows, lambda i: tokenizer.decode([i])),
             "scores": score_readings(model, windows[:STATS_WINDOWS], train_batch),
             "published_score_std": published_score_std(run_dir),
-            "measured_at": git_commit(), "device": "cpu"}
+            **stamp, "device": "cpu", "device_name": device_name("cpu")}
 
 
 def main(argv: list[str] | None = None) -> None:
