@@ -470,6 +470,11 @@ def locked_heads_inputs(jobs, variant: bool) -> dict:
     return {"measured": jobs.head_readings()}
 
 
+def lacks(cfg: dict) -> list[str]:
+    """What a measured model lacks of the block ('no LayerNorm', 'no MLP'), in words."""
+    return [*(["no LayerNorm"] if cfg["model"]["norm"] == "none" else []), *([] if cfg["model"]["mlp"] else ["no MLP"])]
+
+
 def points_at(shares: dict) -> str:
     """Where most of a head's one-hot rows put their weight, with that share: 'itself (99.5 %)'."""
     known = {t: s for t, s in shares.items() if s is not None}
@@ -499,7 +504,7 @@ def locked_heads(inputs) -> pd.DataFrame:
         # the kind of the model measured, from its own evaluations (a retrained run's may differ from the published)
         variant, kind = VARIANTS[not cfg["model"]["scale_scores"]], collapse_kind(pd.DataFrame(m["evals"]))
         rows.append({
-            "head": f"{variant}, lr {cfg['train']['lr']:.0e}, seed {m['seed']}".replace("e-0", "e-"),
+            "head": ", ".join([variant, f"lr {cfg['train']['lr']:.0e}".replace("e-0", "e-"), *lacks(cfg), f"seed {m['seed']}"]),
             "run": m["run"], "seed": m["seed"], "d_k": cfg["model"]["d_head"], "kind": kind,
             "group": f"{variant}, {kind}", "published_kind": collapse_kind(evals_of(metrics)),
             "held_out_ppl": m["held_out_ppl"], "published_held_out_ppl": m["published_held_out_ppl"],
@@ -535,10 +540,7 @@ def score_readings_inputs(jobs, variant: bool) -> dict:
 
 def model_label(cfg: dict, seed: int) -> str:
     """A measured model by what it holds: 'block, seed 3', 'no LayerNorm, no MLP, seed 0'."""
-    parts = ["no LayerNorm" if cfg["model"]["norm"] == "none" else "block"]
-    if not cfg["model"]["mlp"]:
-        parts.append("no MLP")
-    return ", ".join([*parts, f"seed {seed}"])
+    return ", ".join([*(lacks(cfg) or ["block"]), f"seed {seed}"])
 
 
 def readings_read(df: pd.DataFrame, chapter: dict) -> pd.DataFrame:
