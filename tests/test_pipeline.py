@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from browser import seen_in_browser
 
+from attnlab.device import device_name
 from attnlab.families import load_families
 from attnlab.plots import BUILDERS as FIGURE_BUILDERS
 from attnlab.tables import BUILDERS as TABLE_BUILDERS
@@ -147,14 +148,19 @@ def test_the_smoke_ledger_judges_its_printed_numbers_against_its_reference_and_t
     seeds (results/reference/smoke.json), and on this code every one read from trained runs AGREES, seed for seed
     (a timing, measured again, may stay OPEN within the reference's spread); none DIFFERS — a change that moves
     smoke's training beyond its seeds' spread fails here until the reference is frozen again (the README gives the
-    two commands). The ledger says so first."""
+    two commands). Seed for seed holds on the processor that froze the reference: on another, float rounding differs
+    and a runaway head grows it, so there a trained number may stay OPEN, never DIFFERS. The ledger says so first."""
     ledger = pd.read_csv(smoke_run / "results/smoke/claims.csv", keep_default_na=False)
     reference = json.loads((REPO / "results/reference/smoke.json").read_text())
     judged = ledger[ledger["id"].isin(reference["values"])]
     assert len(judged) == len(reference["values"]) > 0
     timed = judged["id"].str.startswith("attention_scaling.")
-    assert (judged.loc[~timed, "number"] == "AGREES").all(), judged[["id", "number", "margin"]].to_string()
-    assert judged.loc[~timed, "why"].str.contains("seed for seed").all()
+    frozen_on = {d.split(" ×")[0] for table in reference["runs"].values() for d in table.get("device", [])}
+    if device_name("cpu") in frozen_on:
+        assert (judged.loc[~timed, "number"] == "AGREES").all(), judged[["id", "number", "margin"]].to_string()
+        assert judged.loc[~timed, "why"].str.contains("seed for seed").all()
+    else:
+        assert judged.loc[~timed, "number"].isin(("AGREES", "OPEN")).all(), judged[["id", "number", "margin"]].to_string()
     assert judged.loc[timed, "number"].isin(("AGREES", "OPEN")).all(), judged[["id", "number", "margin"]].to_string()
     assert (ledger.loc[ledger["number"] == "DIFFERS", "kind"] == "analytic").all()
     first = (smoke_run / "results/smoke/claims.md").read_text().split("\n")[2]
